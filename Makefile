@@ -1,0 +1,27 @@
+# The two commands of the README: `make demo` and `make test`. Each builds .venv first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# torch first and pinned: the CPU build on local disk, never a multi-GB CUDA download.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(BIN)/hindsight-tools demo
+
+test: $(VENV)/.installed
+	$(BIN)/ruff check hindsight_tools tests benchmarks
+	$(BIN)/mypy
+	$(BIN)/python -m pytest
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check hindsight_tools tests benchmarks
+	$(BIN)/mypy

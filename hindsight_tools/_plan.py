@@ -1,0 +1,94 @@
+"""Sans-I/O plans: the engine's logic is written once as generators of SQL statements.
+
+A plan yields :class:`Statement` objects and receives each one's rows back; it never touches
+a connection. :func:`run_plan` and :func:`arun_plan` are the only twins: they drive a plan
+on a sync or an async psycopg connection inside one transaction, so a plan that raises (or a
+statement that fails) leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+import psycopg
+from psycopg import sql
+
+from hindsight_tools.errors import StoreError
+
+T = TypeVar("T")
+Row = tuple[Any, ...]
+Rows = list[Row]
+Query = str | sql.Composable
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One SQL statement with named parameters.
+
+    ``mode`` says what the plan gets back: ``rows`` (all rows), ``none`` (an empty list), or
+    ``many`` (``params`` is a sequence of parameter sets, run with ``executemany``).
+    """
+
+    query: Query
+    params: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None
+    mode: Literal["rows", "none", "many"] = "rows"
+
+
+Plan = Generator[Statement, Rows, T]
+
+
+def _store_error(exc: psycopg.Error) -> StoreError:
+    detail = exc.diag.message_primary or str(exc)
+    return StoreError(f"PostgreSQL error ({type(exc).__name__}): {detail}")
+
+
+def _execute(cur: psycopg.Cursor[Row], stmt: Statement) -> Rows:
+    if stmt.mode == "many":
+        cur.executemany(stmt.query, stmt.params or [])  # type: ignore[arg-type]
+        return []
+    cur.execute(stmt.query, stmt.params)  # type: ignore[arg-type]
+    return cur.fetchall() if stmt.mode == "rows" and cur.description is not None else []
+
+
+async def _aexecute(cur: psycopg.AsyncCursor[Row], stmt: Statement) -> Rows:
+    if stmt.mode == "many":
+        await cur.executemany(stmt.query, stmt.params or [])  # type: ignore[arg-type]
+        return []
+    await cur.execute(stmt.query, stmt.params)  # type: ignore[arg-type]
+    return await cur.fetchall() if stmt.mode == "rows" and cur.description is not None else []
+
+
+def run_plan(conn: psycopg.Connection[Row], plan: Plan[T]) -> T:
+    """Drive ``plan`` on a sync connection in one transaction."""
+    try:
+        with conn.transaction(), conn.cursor() as cur:
+            rows: Rows | None = None
+            while True:
+                try:
+                    stmt = plan.send(rows) if rows is not None else next(plan)
+                except StopIteration as done:
+                    return done.value  # type: ignore[no-any-return]
+                rows = _execute(cur, stmt)
+    except psycopg.Error as exc:
+        raise _store_error(exc) from exc
+    finally:
+        plan.close()
+
+
+async def arun_plan(conn: psycopg.AsyncConnection[Row], plan: Plan[T]) -> T:
+    """Drive ``plan`` on an async connection in one transaction."""
+    try:
+        async with conn.transaction(), conn.cursor() as cur:
+            rows: Rows | None = None
+            while True:
+                try:
+                    stmt = plan.send(rows) if rows is not None else next(plan)
+                except StopIteration as done:
+                    return done.value  # type: ignore[no-any-return]
+                rows = await _aexecute(cur, stmt)
+    except psycopg.Error as exc:
+        raise _store_error(exc) from exc
+    finally:
+        plan.close()

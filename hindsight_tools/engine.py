@@ -1,0 +1,402 @@
+"""``MemoryEngine`` and ``AsyncMemoryEngine``: the public entry points.
+
+Both hold an :class:`_EngineCore` (settings, models, validation, the programs of
+``retain``/``recall``) and differ only in how they run a program's steps: the sync engine on
+threads and a sync pool, the async engine on the event loop and an async pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+from hindsight_tools import store
+from hindsight_tools._plan import Plan, Statement, arun_plan, run_plan
+from hindsight_tools._program import Blocking, Parallel, ParallelResult, Program
+from hindsight_tools.embedded import EmbeddedServer, acquire_server
+from hindsight_tools.embedding import Embedder, default_embedder
+from hindsight_tools.entities import EntityExtractor, extract_entities
+from hindsight_tools.errors import InvalidRequestError, StoreError
+from hindsight_tools.models import (
+    Budget,
+    FactType,
+    MemoryItem,
+    RecallRequest,
+    RecallResult,
+    RetainResult,
+    TagsMatch,
+)
+from hindsight_tools.recall.pipeline import RecallServices, recall_program
+from hindsight_tools.recall.rerank import PassthroughReranker, Reranker
+from hindsight_tools.retain import prepare_items, retain_plan
+from hindsight_tools.settings import Settings
+from hindsight_tools.validation import parse_items, problems_from_pydantic, validate_bank_id
+
+T = TypeVar("T")
+_DELETE_BANK = "DELETE FROM banks WHERE bank_id = %(bank)s RETURNING bank_id"
+
+
+def _delete_bank_plan(bank_id: str) -> Plan[bool]:
+    rows = yield Statement(_DELETE_BANK, {"bank": bank_id})
+    return bool(rows)
+
+
+class _EngineCore:
+    """Everything an engine needs apart from I/O: configuration, models and programs."""
+
+    def __init__(
+        self,
+        database_url: str | None,
+        settings: Settings | None,
+        embedder: Embedder | None,
+        entity_extractor: EntityExtractor | None,
+        reranker: Reranker | None,
+    ) -> None:
+        settings = settings or Settings()
+        if database_url is not None:
+            settings = settings.model_copy(update={"database_url": database_url})
+        self.settings = settings
+        self.embedder = embedder or default_embedder(
+            settings.embeddings_model, settings.embeddings_batch_size
+        )
+        self.entity_extractor = entity_extractor or extract_entities
+        self.reranker = reranker or PassthroughReranker()
+        self.recall_services = RecallServices(settings, self.embedder, self.reranker)
+
+    def connect(self) -> tuple[str, EmbeddedServer | None]:
+        """The database URL to use (starting the embedded server if none is set), migrated."""
+        server = None
+        conninfo = self.settings.database_url
+        if conninfo is None:
+            server = acquire_server(self.settings.data_dir)
+            conninfo = server.uri
+        try:
+            store.bootstrap(conninfo, self.embedder.dimension)
+        except BaseException:
+            if server is not None:
+                server.release()
+            raise
+        return conninfo, server
+
+    def retain_program(
+        self, bank_id: str, items: Iterable[MemoryItem | Mapping[str, Any]]
+    ) -> Program[RetainResult]:
+        validate_bank_id(bank_id)
+        parsed = parse_items(items, self.settings)
+        prepared = prepare_items(parsed, self.entity_extractor)
+        texts = [item.text for item in parsed]
+        embeddings = yield Blocking(lambda: self.embedder.embed(texts))
+        done: ParallelResult = yield Parallel(
+            {"retain": retain_plan(bank_id, prepared, embeddings, self.settings)}
+        )
+        return done["retain"][0]  # type: ignore[no-any-return]
+
+    def recall_program(self, bank_id: str, query: str, options: dict[str, Any]) -> Program[RecallResult]:
+        validate_bank_id(bank_id)
+        request = self.recall_request(query, options)
+        return (yield from recall_program(self.recall_services, bank_id, request))
+
+    @staticmethod
+    def recall_request(query: str, options: dict[str, Any]) -> RecallRequest:
+        given = {k: v for k, v in options.items() if v is not None}
+        try:
+            return RecallRequest.model_validate({"query": query, **given})
+        except Exception as exc:
+            import pydantic
+
+            if isinstance(exc, pydantic.ValidationError):
+                raise InvalidRequestError(problems_from_pydantic(exc, "", RecallRequest)) from None
+            raise
+
+
+def _recall_options(
+    budget: Budget | None,
+    max_tokens: int | None,
+    types: list[FactType] | None,
+    tags: list[str] | None,
+    tags_match: TagsMatch | None,
+    include_chunks: bool | None,
+    max_chunk_tokens: int | None,
+    query_timestamp: datetime | str | None,
+    trace: bool,
+) -> dict[str, Any]:
+    return {
+        "budget": budget,
+        "max_tokens": max_tokens,
+        "types": types,
+        "tags": tags,
+        "tags_match": tags_match,
+        "include_chunks": include_chunks,
+        "max_chunk_tokens": max_chunk_tokens,
+        "query_timestamp": query_timestamp,
+        "trace": trace,
+    }
+
+
+class MemoryEngine:
+    """The recall engine, synchronous.
+
+    ``MemoryEngine()`` starts (or joins) the embedded PostgreSQL in
+    ``HINDSIGHT_API_DATA_DIR``; ``MemoryEngine(database_url=...)`` (or
+    ``HINDSIGHT_API_DATABASE_URL``) uses an external server with pgvector and pg_trgm.
+    Use it as a context manager or call :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        database_url: str | None = None,
+        *,
+        settings: Settings | None = None,
+        embedder: Embedder | None = None,
+        entity_extractor: EntityExtractor | None = None,
+        reranker: Reranker | None = None,
+    ) -> None:
+        self._core = _EngineCore(database_url, settings, embedder, entity_extractor, reranker)
+        self._conninfo, self._server = self._core.connect()
+        try:
+            self._pool = store.open_pool(self._conninfo, self._core.settings)
+        except BaseException:
+            self._release_server()
+            raise
+        self._closed = False
+        self._aio: AsyncMemoryEngine | None = None
+
+    @property
+    def settings(self) -> Settings:
+        return self._core.settings
+
+    @property
+    def database_url(self) -> str:
+        return self._conninfo
+
+    @property
+    def aio(self) -> AsyncMemoryEngine:
+        """The async twin on the same store, models and settings (opened on first use)."""
+        if self._aio is None:
+            self._aio = AsyncMemoryEngine._attached(self._core, self._conninfo)
+        return self._aio
+
+    def retain(
+        self, bank_id: str, items: Iterable[MemoryItem | Mapping[str, Any]]
+    ) -> RetainResult:
+        """Store ``items`` in ``bank_id`` (created on first use), all or nothing."""
+        return self._drive(self._core.retain_program(bank_id, items))
+
+    def recall(
+        self,
+        bank_id: str,
+        query: str,
+        *,
+        budget: Budget | None = None,
+        max_tokens: int | None = None,
+        types: list[FactType] | None = None,
+        tags: list[str] | None = None,
+        tags_match: TagsMatch | None = None,
+        include_chunks: bool | None = None,
+        max_chunk_tokens: int | None = None,
+        query_timestamp: datetime | str | None = None,
+        trace: bool = False,
+    ) -> RecallResult:
+        """The memories of ``bank_id`` that answer ``query``, best first (SPEC §4, §9)."""
+        options = _recall_options(
+            budget, max_tokens, types, tags, tags_match, include_chunks, max_chunk_tokens,
+            query_timestamp, trace,
+        )
+        return self._drive(self._core.recall_program(bank_id, query, options))
+
+    def delete_bank(self, bank_id: str) -> bool:
+        """Remove a bank and everything in it; False if there was no such bank."""
+        validate_bank_id(bank_id)
+        return self._run(_delete_bank_plan(bank_id))
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._pool.close()
+        self._release_server()
+
+    def __enter__(self) -> MemoryEngine:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _release_server(self) -> None:
+        if self._server is not None:
+            self._server.release()
+            self._server = None
+
+    def _run(self, plan: Plan[T]) -> T:
+        if self._closed:
+            raise StoreError("this MemoryEngine is closed")
+        with self._connection() as conn:
+            return run_plan(conn, plan)
+
+    def _connection(self) -> Any:
+        try:
+            return self._pool.connection()
+        except psycopg.Error as exc:  # pragma: no cover - mapped for callers
+            raise StoreError(str(exc)) from exc
+
+    def _drive(self, program: Program[T]) -> T:
+        value: Any = None
+        while True:
+            try:
+                step = program.send(value)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+            if isinstance(step, Blocking):
+                value = step.fn()
+            else:
+                value = self._run_parallel(step)
+
+    def _timed(self, plan: Plan[Any]) -> tuple[Any, float]:
+        started = time.perf_counter()
+        value = self._run(plan)
+        return value, time.perf_counter() - started
+
+    def _run_parallel(self, step: Parallel) -> ParallelResult:
+        if len(step.plans) == 1:
+            ((name, plan),) = step.plans.items()
+            return {name: self._timed(plan)}
+        with ThreadPoolExecutor(max_workers=len(step.plans)) as pool:
+            futures = {name: pool.submit(self._timed, plan) for name, plan in step.plans.items()}
+            return {name: future.result() for name, future in futures.items()}
+
+
+class AsyncMemoryEngine:
+    """The recall engine, asynchronous: the same methods as :class:`MemoryEngine`, awaited.
+
+    ``async with AsyncMemoryEngine() as engine`` (or ``await engine.open()``); the first call
+    opens it too. Blocking work (starting the embedded server, embedding) runs in worker
+    threads so the event loop stays free.
+    """
+
+    def __init__(
+        self,
+        database_url: str | None = None,
+        *,
+        settings: Settings | None = None,
+        embedder: Embedder | None = None,
+        entity_extractor: EntityExtractor | None = None,
+        reranker: Reranker | None = None,
+    ) -> None:
+        self._core = _EngineCore(database_url, settings, embedder, entity_extractor, reranker)
+        self._conninfo: str | None = None
+        self._server: EmbeddedServer | None = None
+        self._owns_store = True
+        self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = None
+        self._opening: asyncio.Lock | None = None
+        self._closed = False
+
+    @classmethod
+    def _attached(cls, core: _EngineCore, conninfo: str) -> AsyncMemoryEngine:
+        engine = cls.__new__(cls)
+        engine._core = core
+        engine._conninfo = conninfo
+        engine._server = None
+        engine._owns_store = False
+        engine._pool = None
+        engine._opening = None
+        engine._closed = False
+        return engine
+
+    @property
+    def settings(self) -> Settings:
+        return self._core.settings
+
+    async def open(self) -> AsyncMemoryEngine:
+        if self._closed:
+            raise StoreError("this AsyncMemoryEngine is closed")
+        if self._pool is not None:
+            return self
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:
+            if self._pool is None:
+                if self._conninfo is None:
+                    self._conninfo, self._server = await asyncio.to_thread(self._core.connect)
+                self._pool = await store.open_async_pool(self._conninfo, self._core.settings)
+        return self
+
+    async def retain(
+        self, bank_id: str, items: Iterable[MemoryItem | Mapping[str, Any]]
+    ) -> RetainResult:
+        return await self._drive(self._core.retain_program(bank_id, items))
+
+    async def recall(
+        self,
+        bank_id: str,
+        query: str,
+        *,
+        budget: Budget | None = None,
+        max_tokens: int | None = None,
+        types: list[FactType] | None = None,
+        tags: list[str] | None = None,
+        tags_match: TagsMatch | None = None,
+        include_chunks: bool | None = None,
+        max_chunk_tokens: int | None = None,
+        query_timestamp: datetime | str | None = None,
+        trace: bool = False,
+    ) -> RecallResult:
+        options = _recall_options(
+            budget, max_tokens, types, tags, tags_match, include_chunks, max_chunk_tokens,
+            query_timestamp, trace,
+        )
+        return await self._drive(self._core.recall_program(bank_id, query, options))
+
+    async def delete_bank(self, bank_id: str) -> bool:
+        validate_bank_id(bank_id)
+        return await self._run(_delete_bank_plan(bank_id))
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._pool is not None:
+            await self._pool.close()
+        if self._server is not None and self._owns_store:
+            await asyncio.to_thread(self._server.release)
+            self._server = None
+
+    async def __aenter__(self) -> AsyncMemoryEngine:
+        return await self.open()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def _run(self, plan: Plan[T]) -> T:
+        await self.open()
+        assert self._pool is not None
+        async with self._pool.connection() as conn:
+            return await arun_plan(conn, plan)
+
+    async def _drive(self, program: Program[T]) -> T:
+        value: Any = None
+        while True:
+            try:
+                step = program.send(value)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+            if isinstance(step, Blocking):
+                value = await asyncio.to_thread(step.fn)
+            else:
+                value = await self._run_parallel(step)
+
+    async def _timed(self, plan: Plan[Any]) -> tuple[Any, float]:
+        started = time.perf_counter()
+        value = await self._run(plan)
+        return value, time.perf_counter() - started
+
+    async def _run_parallel(self, step: Parallel) -> ParallelResult:
+        names = list(step.plans)
+        values = await asyncio.gather(*(self._timed(step.plans[n]) for n in names))
+        return dict(zip(names, values, strict=True))

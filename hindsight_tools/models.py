@@ -1,0 +1,237 @@
+"""Pydantic models at the edges: what callers pass in and what they get back."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
+
+FactType = Literal["world", "experience", "observation"]
+FACT_TYPES: tuple[FactType, ...] = ("world", "experience", "observation")
+CausalLinkType = Literal["causes", "caused_by", "enables", "prevents"]
+LinkType = Literal["semantic", "temporal", "causes", "caused_by", "enables", "prevents"]
+Budget = Literal["low", "mid", "high"]
+TagsMatch = Literal["any", "all", "any_strict", "all_strict", "exact"]
+
+MAX_ID_CHARS = 256
+
+
+def _no_nul(value: str) -> str:
+    # PostgreSQL text cannot hold NUL; say so here instead of failing inside a transaction.
+    if "\x00" in value:
+        raise ValueError("must not contain NUL (\\x00) characters")
+    return value
+
+
+def _non_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must be a non-empty string (not only whitespace)")
+    return value
+
+
+def _as_utc(value: datetime | None) -> datetime | None:
+    # Naive datetimes are taken as UTC so that every stored date is comparable.
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
+PgText = Annotated[StrictStr, AfterValidator(_no_nul)]
+NonBlankText = Annotated[StrictStr, AfterValidator(_non_blank), AfterValidator(_no_nul)]
+Identifier = Annotated[
+    StrictStr,
+    Field(min_length=1, max_length=MAX_ID_CHARS),
+    AfterValidator(_non_blank),
+    AfterValidator(_no_nul),
+]
+Timestamp = Annotated[datetime, AfterValidator(_as_utc)]
+
+
+class CausalLink(BaseModel):
+    """A directed causal relation from the item it belongs to towards another memory."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    target_id: Identifier
+    link_type: CausalLinkType = "causes"
+    weight: float = Field(default=1.0, ge=0.0, le=1.0)
+
+
+class MemoryItem(BaseModel):
+    """One memory to retain. Only ``text`` is required.
+
+    ``id`` is stable: retaining the same id again updates that memory. ``entities`` are
+    extracted from the text when left out (``None``); an empty list means "none".
+    ``metadata`` is returned exactly as given (it must be JSON-serialisable).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: NonBlankText
+    id: Identifier | None = None
+    fact_type: FactType = "world"
+    context: PgText | None = None
+    occurred_start: Timestamp | None = None
+    occurred_end: Timestamp | None = None
+    mentioned_at: Timestamp | None = None
+    entities: list[Annotated[NonBlankText, Field(max_length=MAX_ID_CHARS)]] | None = None
+    tags: list[Annotated[PgText, Field(min_length=1, max_length=MAX_ID_CHARS)]] = Field(
+        default_factory=list
+    )
+    document_id: Identifier | None = None
+    chunk: NonBlankText | None = None
+    proof_count: StrictInt = Field(default=1, ge=1)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    causal_links: list[CausalLink] = Field(default_factory=list)
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_is_json(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"must be JSON-serialisable (str keys; str, number, bool, null, list, dict "
+                f"values; no NaN or infinity): {exc}"
+            ) from None
+        return value
+
+    @model_validator(mode="after")
+    def _dates_in_order(self) -> MemoryItem:
+        if (
+            self.occurred_start is not None
+            and self.occurred_end is not None
+            and self.occurred_end < self.occurred_start
+        ):
+            raise ValueError(
+                f"occurred_end ({self.occurred_end.isoformat()}) is before occurred_start "
+                f"({self.occurred_start.isoformat()}); it must be equal to or later"
+            )
+        return self
+
+
+class RetainResult(BaseModel):
+    """What a ``retain`` call stored: the ids in input order, and how many were new."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bank_id: str
+    ids: list[str]
+    created: int
+    updated: int
+
+
+class Scores(BaseModel):
+    """Every score a memory collected on its way through the pipeline (``None``: not scored)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    final: float
+    cross_encoder: float | None = None
+    rrf: float | None = None
+    semantic: float | None = None
+    bm25: float | None = None
+    graph: float | None = None
+    temporal: float | None = None
+
+
+class RecalledMemory(BaseModel):
+    """One memory in a recall result."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    text: str
+    fact_type: FactType
+    context: str | None = None
+    occurred_start: datetime | None = None
+    occurred_end: datetime | None = None
+    mentioned_at: datetime | None = None
+    tags: list[str] = Field(default_factory=list)
+    entities: list[str] = Field(default_factory=list)
+    document_id: str | None = None
+    chunk_id: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    scores: Scores
+    source_ranks: dict[str, int] = Field(default_factory=dict)
+    tokens: int = 0
+
+
+class RecalledChunk(BaseModel):
+    """A source chunk of a returned memory (whole, or cut to fit and marked ``truncated``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    chunk_id: str
+    document_id: str
+    chunk_index: int
+    text: str
+    truncated: bool = False
+    tokens: int = 0
+
+
+class ArmTrace(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    candidates: int
+    seconds: float
+
+
+class RecallTrace(BaseModel):
+    """How a recall went: per-arm counts and timings, the time window, budget and reranker."""
+
+    model_config = ConfigDict(frozen=True)
+
+    arms: dict[str, ArmTrace]
+    time_window: tuple[datetime, datetime | None] | None = None
+    recall_budget: int
+    reranker: str
+    stages: dict[str, float] = Field(default_factory=dict)
+
+
+class RecallResult(BaseModel):
+    """Memories best first (by ``scores.final``), chunks when asked, and the trace when asked."""
+
+    model_config = ConfigDict(frozen=True)
+
+    memories: list[RecalledMemory]
+    chunks: list[RecalledChunk] = Field(default_factory=list)
+    trace: RecallTrace | None = None
+
+
+class RecallRequest(BaseModel):
+    """A recall, as SPEC §4 defines it. Every field is checked; errors name the allowed values."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    query: NonBlankText
+    budget: Budget = "mid"
+    max_tokens: StrictInt = Field(default=4096, ge=0)
+    types: list[FactType] | None = None
+    tags: list[PgText] | None = None
+    tags_match: TagsMatch = "any"
+    include_chunks: bool = False
+    max_chunk_tokens: StrictInt = Field(default=8192, ge=0)
+    query_timestamp: Timestamp | None = None
+    trace: bool = False
+
+    def now(self) -> datetime:
+        """``query_timestamp``, or the current UTC time when none was given."""
+        return self.query_timestamp or datetime.now(UTC)
+
+    def fact_types(self) -> tuple[FactType, ...]:
+        """The requested fact types, de-duplicated, in canonical order (all when unset)."""
+        if not self.types:
+            return FACT_TYPES
+        return tuple(t for t in FACT_TYPES if t in self.types)

@@ -1,0 +1,1 @@
+"""The recall pipeline: request -> arms -> fusion -> rerank -> scoring -> token budget -> result."""

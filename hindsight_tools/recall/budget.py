@@ -1,0 +1,21 @@
+"""How many candidates each arm may return for a given ``budget`` (SPEC §8)."""
+
+from __future__ import annotations
+
+from hindsight_tools.models import Budget
+from hindsight_tools.settings import Settings
+
+_ADAPTIVE_SHARE: dict[Budget, float] = {"low": 0.025, "mid": 0.075, "high": 0.25}
+
+
+def recall_budget(budget: Budget, max_tokens: int, settings: Settings) -> int:
+    """Fixed ``low/mid/high`` sizes, or (adaptive) a share of ``max_tokens`` within min/max."""
+    if settings.recall_budget_function == "adaptive":
+        wanted = int(max_tokens * _ADAPTIVE_SHARE[budget])
+        return max(settings.recall_budget_min, min(wanted, settings.recall_budget_max))
+    fixed = {
+        "low": settings.recall_budget_low,
+        "mid": settings.recall_budget_mid,
+        "high": settings.recall_budget_high,
+    }
+    return fixed[budget]

@@ -1,0 +1,63 @@
+"""Fetching the full rows of ranked candidates, and their source chunks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from hindsight_tools._plan import Plan, Statement
+
+_MEMORIES = """
+SELECT m.id, m.text, m.fact_type, m.context, m.occurred_start, m.occurred_end,
+       m.mentioned_at, m.tags, m.document_id, m.chunk_id, m.metadata, m.proof_count,
+       coalesce((SELECT array_agg(e.canonical_name ORDER BY e.canonical_name)
+                 FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
+                 WHERE ue.bank_id = m.bank_id AND ue.unit_id = m.id), '{}')
+FROM memory_units m
+WHERE m.bank_id = %(bank)s AND m.id = ANY(%(ids)s)
+"""
+_CHUNKS = """
+SELECT chunk_id, document_id, chunk_index, chunk_text
+FROM chunks WHERE bank_id = %(bank)s AND chunk_id = ANY(%(ids)s)
+"""
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    id: str
+    text: str
+    fact_type: str
+    context: str | None
+    occurred_start: datetime | None
+    occurred_end: datetime | None
+    mentioned_at: datetime | None
+    tags: list[str]
+    document_id: str | None
+    chunk_id: str | None
+    metadata: dict[str, Any]
+    proof_count: int
+    entities: list[str]
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    chunk_id: str
+    document_id: str
+    chunk_index: int
+    text: str
+
+
+def memories_plan(bank_id: str, ids: Sequence[str]) -> Plan[dict[str, MemoryRow]]:
+    if not ids:
+        return {}
+    rows = yield Statement(_MEMORIES, {"bank": bank_id, "ids": list(ids)})
+    return {str(r[0]): MemoryRow(*r) for r in rows}
+
+
+def chunks_plan(bank_id: str, chunk_ids: Sequence[str]) -> Plan[dict[str, ChunkRow]]:
+    if not chunk_ids:
+        return {}
+    rows = yield Statement(_CHUNKS, {"bank": bank_id, "ids": list(chunk_ids)})
+    return {str(r[0]): ChunkRow(*r) for r in rows}

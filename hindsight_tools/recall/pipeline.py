@@ -1,0 +1,167 @@
+"""One recall, end to end, as an engine program (see ``hindsight_tools._program``)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from hindsight_tools._plan import Plan
+from hindsight_tools._program import Blocking, Parallel, ParallelResult, Program
+from hindsight_tools.embedding import Embedder
+from hindsight_tools.models import (
+    ArmTrace,
+    RecalledChunk,
+    RecalledMemory,
+    RecallRequest,
+    RecallResult,
+    RecallTrace,
+    Scores,
+)
+from hindsight_tools.recall.arms import ARM_ORDER, ArmName, ArmResult, ranked
+from hindsight_tools.recall.budget import recall_budget
+from hindsight_tools.recall.fusion import FusedCandidate, reciprocal_rank_fusion
+from hindsight_tools.recall.hydrate import MemoryRow, chunks_plan, memories_plan
+from hindsight_tools.recall.rerank import Reranker, rerank_document
+from hindsight_tools.recall.semantic import semantic_plan
+from hindsight_tools.recall.token_budget import fill_chunks, fill_token_budget
+from hindsight_tools.settings import Settings
+from hindsight_tools.tokens import truncate_to_tokens
+
+MAX_QUERY_TOKENS = 500
+
+
+@dataclass(frozen=True)
+class RecallServices:
+    settings: Settings
+    embedder: Embedder
+    reranker: Reranker
+
+
+def arm_plans(
+    services: RecallServices, bank_id: str, request: RecallRequest, query_vector: Any, budget: int
+) -> dict[ArmName, Plan[list[tuple[str, float]]]]:
+    """The database query of every active arm; more arms slot in here."""
+    settings = services.settings
+    return {
+        "semantic": semantic_plan(
+            bank_id,
+            query_vector,
+            request.fact_types(),
+            request.tags,
+            request.tags_match,
+            limit=max(budget, 20),
+            min_similarity=settings.semantic_min_similarity,
+        ),
+    }
+
+
+def recall_program(
+    services: RecallServices, bank_id: str, request: RecallRequest
+) -> Program[RecallResult]:
+    settings = services.settings
+    stages: dict[str, float] = {}
+    started = time.perf_counter()
+    query = truncate_to_tokens(request.query, MAX_QUERY_TOKENS)
+    query_vector = (yield Blocking(lambda: services.embedder.embed([query])[0]))
+    stages["embed"] = time.perf_counter() - started
+    budget = recall_budget(request.budget, request.max_tokens, settings)
+
+    mark = time.perf_counter()
+    arm_output: ParallelResult = yield Parallel(
+        dict(arm_plans(services, bank_id, request, query_vector, budget))
+    )
+    stages["arms"] = time.perf_counter() - mark
+    results = [
+        ranked(name, value, seconds)
+        for name, (value, seconds) in arm_output.items()
+        if name in ARM_ORDER
+    ]
+
+    mark = time.perf_counter()
+    fused = reciprocal_rank_fusion(results)
+    stages["fusion"] = time.perf_counter() - mark
+
+    head = fused[: settings.reranker_max_candidates]
+    hydrated: ParallelResult = yield Parallel(
+        {"memories": memories_plan(bank_id, [c.id for c in head])}
+    )
+    rows: dict[str, MemoryRow] = hydrated["memories"][0]
+    head = [c for c in head if c.id in rows]  # a memory deleted since the arms ran is dropped
+
+    mark = time.perf_counter()
+    documents = [rerank_document(rows[c.id].text, rows[c.id].context, rows[c.id].occurred_start) for c in head]
+    relevance: list[float] = yield Blocking(lambda: services.reranker.score(query, documents))
+    stages["rerank"] = time.perf_counter() - mark
+
+    # Boosts (recency, temporal proximity, proof count) multiply in here once they exist.
+    scored = sorted(
+        zip(head, relevance, strict=True), key=lambda pair: -pair[1]
+    )
+    mark = time.perf_counter()
+    kept = fill_token_budget(
+        [((c, s), rows[c.id].text) for c, s in scored], request.max_tokens
+    )
+    memories = [_memory(rows[c.id], c, s, tokens) for (c, s), tokens in kept]
+    stages["token_filter"] = time.perf_counter() - mark
+
+    chunks: list[RecalledChunk] = []
+    if request.include_chunks:
+        chunk_ids = list(dict.fromkeys(rows[c.id].chunk_id for c, _ in scored if rows[c.id].chunk_id))
+        fetched: ParallelResult = yield Parallel({"chunks": chunks_plan(bank_id, chunk_ids)})
+        chunk_rows = fetched["chunks"][0]
+        ordered = [chunk_rows[i] for i in chunk_ids if i in chunk_rows]
+        chunks = [
+            RecalledChunk(
+                chunk_id=row.chunk_id,
+                document_id=row.document_id,
+                chunk_index=row.chunk_index,
+                text=text,
+                truncated=truncated,
+                tokens=tokens,
+            )
+            for row, (text, tokens, truncated) in zip(
+                ordered, fill_chunks([r.text for r in ordered], request.max_chunk_tokens), strict=False
+            )
+        ]
+
+    trace = None
+    if request.trace:
+        stages["total"] = time.perf_counter() - started
+        trace = RecallTrace(
+            arms={r.arm: ArmTrace(candidates=len(r.hits), seconds=r.seconds) for r in results},
+            time_window=None,
+            recall_budget=budget,
+            reranker=services.reranker.name,
+            stages=stages,
+        )
+    return RecallResult(memories=memories, chunks=chunks, trace=trace)
+
+
+def _memory(row: MemoryRow, candidate: FusedCandidate, relevance: float, tokens: int) -> RecalledMemory:
+    scores = Scores(
+        final=relevance,
+        cross_encoder=relevance,
+        rrf=candidate.rrf,
+        semantic=candidate.arm_scores.get("semantic"),
+        bm25=candidate.arm_scores.get("bm25"),
+        graph=candidate.arm_scores.get("graph"),
+        temporal=candidate.arm_scores.get("temporal"),
+    )
+    return RecalledMemory(
+        id=row.id,
+        text=row.text,
+        fact_type=row.fact_type,  # type: ignore[arg-type]
+        context=row.context,
+        occurred_start=row.occurred_start,
+        occurred_end=row.occurred_end,
+        mentioned_at=row.mentioned_at,
+        tags=list(row.tags),
+        entities=list(row.entities),
+        document_id=row.document_id,
+        chunk_id=row.chunk_id,
+        metadata=row.metadata,
+        scores=scores,
+        source_ranks=dict(candidate.source_ranks),
+        tokens=tokens,
+    )

@@ -1,0 +1,55 @@
+"""Semantic arm: cosine similarity to the query, per fact type (SPEC §5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg import sql
+
+from hindsight_tools._plan import Plan, Statement
+from hindsight_tools.models import FactType, TagsMatch
+from hindsight_tools.recall.filters import tags_condition
+
+# Each fact type gets its own top-k, so a bank full of one type can't crowd out the others.
+_QUERY = """
+SELECT h.id, h.similarity
+FROM unnest(%(types)s::text[]) AS t(fact_type)
+CROSS JOIN LATERAL (
+    SELECT m.id, 1 - (m.embedding <=> %(query_vector)s) AS similarity
+    FROM memory_units m
+    WHERE m.bank_id = %(bank)s AND m.fact_type = t.fact_type AND {tags}
+    ORDER BY m.embedding <=> %(query_vector)s
+    LIMIT %(limit)s
+) h
+WHERE h.similarity >= %(min_similarity)s
+"""
+# One HNSW index spans all banks and types; iterative scans keep walking it until the
+# filters have let through enough rows instead of returning too few.
+_SCAN = "SET LOCAL hnsw.iterative_scan = relaxed_order"
+_EF = "SELECT set_config('hnsw.ef_search', %(ef)s, true)"
+
+
+def semantic_plan(
+    bank_id: str,
+    query_vector: Any,
+    types: tuple[FactType, ...],
+    tags: list[str] | None,
+    tags_match: TagsMatch,
+    limit: int,
+    min_similarity: float,
+) -> Plan[list[tuple[str, float]]]:
+    yield Statement(_SCAN, None, "none")
+    yield Statement(_EF, {"ef": str(max(limit, 40))}, "none")
+    query = sql.SQL(_QUERY).format(tags=tags_condition("m", tags, tags_match))  # type: ignore[arg-type]
+    rows = yield Statement(
+        query,
+        {
+            "bank": bank_id,
+            "query_vector": query_vector,
+            "types": list(types),
+            "tags": tags or [],
+            "limit": limit,
+            "min_similarity": min_similarity,
+        },
+    )
+    return [(str(r[0]), float(r[1])) for r in rows]

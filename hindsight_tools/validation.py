@@ -1,0 +1,107 @@
+"""Turning caller input into checked models, with errors that say where and what is allowed."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pydantic
+
+from hindsight_tools.errors import FieldProblem, InvalidRequestError
+from hindsight_tools.models import MemoryItem
+from hindsight_tools.settings import Settings
+
+BANK_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
+BANK_ID_RULE = (
+    "1 to 128 characters: letters, digits and _ . : @ -, starting with a letter or digit"
+)
+
+
+def validate_bank_id(bank_id: object) -> str:
+    """Return ``bank_id`` if it is a valid bank id, else raise naming the rule."""
+    if not isinstance(bank_id, str) or not BANK_ID_PATTERN.fullmatch(bank_id):
+        raise InvalidRequestError(
+            [FieldProblem("bank_id", f"{bank_id!r} is not a valid bank id; use {BANK_ID_RULE}")]
+        )
+    return bank_id
+
+
+def problems_from_pydantic(
+    error: pydantic.ValidationError, prefix: str, model: type[pydantic.BaseModel]
+) -> list[FieldProblem]:
+    """Rephrase pydantic's errors: a dotted location and a message that lists what is allowed."""
+    problems = []
+    for detail in error.errors(include_url=False):
+        location = ".".join(
+            f"[{part}]" if isinstance(part, int) else str(part) for part in detail["loc"]
+        ).replace(".[", "[")
+        location = f"{prefix}.{location}" if prefix and location else prefix or location
+        message = detail["msg"].removeprefix("Value error, ")
+        if detail["type"] == "extra_forbidden":
+            message = f"unknown field; allowed fields are {', '.join(sorted(model.model_fields))}"
+        elif detail["type"] == "missing":
+            message = "is required"
+        problems.append(FieldProblem(location, message))
+    return problems
+
+
+def parse_items(items: Iterable[MemoryItem | Mapping[str, Any]], settings: Settings) -> list[MemoryItem]:
+    """Check every item of a retain call; raise once with all problems, before any write."""
+    if isinstance(items, (str, bytes, Mapping)):
+        raise InvalidRequestError(
+            [FieldProblem("items", "must be a list of MemoryItem or dicts, not a single item")]
+        )
+    parsed: list[MemoryItem] = []
+    problems: list[FieldProblem] = []
+    seen_ids: dict[str, int] = {}
+    for index, raw in enumerate(items):
+        where = f"items[{index}]"
+        if index >= settings.retain_max_items:
+            problems.append(
+                FieldProblem("items", f"at most {settings.retain_max_items} items per retain call")
+            )
+            break
+        try:
+            item = raw if isinstance(raw, MemoryItem) else MemoryItem.model_validate(raw)
+        except pydantic.ValidationError as exc:
+            problems.extend(problems_from_pydantic(exc, where, MemoryItem))
+            continue
+        problems.extend(_limit_problems(item, where, settings))
+        if item.id is not None:
+            if item.id in seen_ids:
+                problems.append(
+                    FieldProblem(
+                        f"{where}.id",
+                        f"{item.id!r} repeats items[{seen_ids[item.id]}].id; ids must be "
+                        "unique within one retain call",
+                    )
+                )
+            seen_ids.setdefault(item.id, index)
+        parsed.append(item)
+    if problems:
+        raise InvalidRequestError(problems)
+    if not parsed:
+        raise InvalidRequestError([FieldProblem("items", "must hold at least one item")])
+    return parsed
+
+
+def _limit_problems(item: MemoryItem, where: str, settings: Settings) -> list[FieldProblem]:
+    problems = []
+    if len(item.text) > settings.retain_max_text_chars:
+        problems.append(
+            FieldProblem(
+                f"{where}.text",
+                f"is {len(item.text)} characters; at most {settings.retain_max_text_chars} "
+                "(HINDSIGHT_API_RETAIN_MAX_TEXT_CHARS)",
+            )
+        )
+    if len(item.tags) > settings.retain_max_tags:
+        problems.append(
+            FieldProblem(
+                f"{where}.tags",
+                f"has {len(item.tags)} tags; at most {settings.retain_max_tags} "
+                "(HINDSIGHT_API_RETAIN_MAX_TAGS)",
+            )
+        )
+    return problems
