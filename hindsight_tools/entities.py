@@ -38,10 +38,14 @@ class EntityExtractor(Protocol):
     def __call__(self, text: str) -> list[str]: ...
 
 
+def _words(spec: str) -> list[str]:
+    return spec.split()
+
+
 # Letters only at the start so numbers like "2023" never become names; digits
 # are allowed later for "COVID-19" or "R2D2". Separators must be followed by a
 # word character, which keeps the pattern free of ambiguous backtracking.
-_WORD_RE = re.compile(r"[^\W\d_][^\W_]*(?:['’\-][^\W_]+)*")
+_WORD_SPLIT_RE = re.compile(r"([^\W\d_][^\W_]*(?:['\u2019\-][^\W_]+)*)")
 
 # Horizontal whitespace only: a line break between two capitalised words
 # means they are not one name.
@@ -51,20 +55,18 @@ _HSPACE_RE = re.compile(r"[^\S\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
 # rather than lexical reasons. Periods and colons inside numbers ("3.5",
 # "10:30") are excluded so they don't mark a new sentence.
 _SENTENCE_RE = re.compile(
-    r"[!?…\n\r\v\f\x1c-\x1e\x85\u2028\u2029;\"“”„«»(\[‘'¡¿]|\.(?!\d)|:(?!\d)"
+    r"[!?…\n\r\v\f\x1c-\x1e\x85\u2028\u2029;\"“”„«»(\[\u2018'¡¿]|\.(?!\d)|:(?!\d)"
 )
 
 # An abbreviation's period followed by spaces: "Dr. Smith", "St. Louis".
 _ABBREV_GAP_RE = re.compile(r"\.[^\S\n\r\v\f\x1c-\x1e\x85\u2028\u2029]*")
 
-_CLITIC_RE = re.compile(r"['’](?:s|ll|re|ve|d|m)$", re.IGNORECASE)
+_CLITIC_RE = re.compile(r"['\u2019](?:s|ll|re|ve|d|m)$", re.IGNORECASE)
 
 # URLs and e-mail addresses are full of capitalised fragments that are not
 # names. The lookbehind and possessive quantifier keep the e-mail branch linear
 # on long runs of word characters with a stray "@" somewhere.
-_URL_EMAIL_RE = re.compile(
-    r"(?:https?://|www\.)\S+|(?<![\w.+-])[\w.+-]++@[\w-]+(?:\.[\w-]+)+"
-)
+_URL_EMAIL_RE = re.compile(r"(?:https?://|www\.)\S+|(?<![\w.+-])[\w.+-]++@[\w-]+(?:\.[\w-]+)+")
 
 # Names longer than this are almost surely Title Case headings or garbage;
 # capping them keeps the output usable on hostile input.
@@ -72,38 +74,38 @@ _MAX_ENTITY_CHARS = 100
 
 # Lowercase particles that may appear inside a multi-word name.
 _CONNECTORS = frozenset(
-    "of the de del della der di da do dos das du la le van von y bin ibn upon".split()
+    _words("of the de del della der di da do dos das du la le van von y bin ibn upon")
 )
 _MAX_CONNECTORS = 2
 
 _MONTHS_WEEKDAYS = frozenset(
-    """
+    _words("""
     january february march april may june july august september october
     november december monday tuesday wednesday thursday friday saturday sunday
-    """.split()
+    """)
 )
 
 # Abbreviations whose trailing period does not end a sentence.
 _ABBREVIATIONS = frozenset(
-    "mr mrs ms dr prof st mt ft jr sr gen col capt sgt lt rev hon sen rep gov".split()
+    _words("mr mrs ms dr prof st mt ft jr sr gen col capt sgt lt rev hon sen rep gov")
 )
 
 # At a sentence start these common words would otherwise be dropped from a
 # longer run, but they often begin real place or organisation names
 # ("New York", "United States", "North Korea", "Black Friday").
 _NAME_HEADS = frozenset(
-    """
+    _words("""
     new great old big little first north south east west northern southern
     eastern western upper lower central united royal national grand golden
     red black white green blue high long
-    """.split()
+    """)
 )
 
 # Words that are capitalised at a sentence start far more often than they are
 # names. Kept to a few hundred entries: anything not here is trusted, so the
 # list errs towards chat openers seen in conversational memories.
 _COMMON_WORDS = frozenset(
-    """
+    _words("""
     a about above after again against ago ah aha ahh all almost alright also
     although always am amazing an and another any anybody anyone anything
     anyway anyways are around as at aw awesome aww awww back be because been
@@ -143,18 +145,18 @@ _COMMON_WORDS = frozenset(
     enjoy stay imagine listen went got saw told called asked tried started
     finished took gave found felt thought knew wanted needed loved liked
     bought visited spent watched played wrote ran came
-    """.split()
+    """)
 )
 
 # Closed-class words that are never a name on their own, wherever they are
 # capitalised ("At 10:30 The meeting began").
 _FUNCTION_WORDS = frozenset(
-    """
+    _words("""
     a an the and or but nor of in on at by to from with into onto for as
     is are was were be been am do does did has have had this that these those
     it its he she him her his we our they them their you your my me what
     which who whom whose when where why how if then than not
-    """.split()
+    """)
 )
 
 # Only "I" is always capitalised; treating it (and its contractions) as a
@@ -167,7 +169,7 @@ _ALLCAPS_NAMES = frozenset({"us"})
 
 def _key(word: str) -> str:
     key = word.casefold()
-    return key.replace("’", "'") if "’" in key else key
+    return key.replace("\u2019", "'") if "\u2019" in key else key
 
 
 def _emit(
@@ -208,7 +210,8 @@ def _emit(
         surface = "".join(parts)
     if len(surface) > _MAX_ENTITY_CHARS:
         return
-    key = surface.casefold()
+    # Same folding as lookups, so "O'Brien" and "O\u2019Brien" count once.
+    key = _key(surface)
     if key not in seen:
         seen.add(key)
         out.append(surface)
@@ -219,7 +222,11 @@ def _is_hspace(gap: str) -> bool:
 
 
 def extract_entities(text: str) -> list[str]:
-    """Names and proper nouns in `text`, in first-appearance order, de-duplicated case-insensitively."""
+    """Names and proper nouns in `text`, in first-appearance order.
+
+    De-duplicated case-insensitively (the first spelling wins). Never raises on
+    any ``str``, including empty, NUL-laden, emoji-only or multi-megabyte input.
+    """
     if not text:
         return []
     # Decomposed accents ("Zoe" + U+0308) would otherwise split a word in two,
@@ -235,21 +242,17 @@ def extract_entities(text: str) -> list[str]:
     joins: list[str] = []
     pending: list[str] = []
     run_at_start = False
-    prev_end = 0
     prev_abbrev = False
-    first = True
 
-    for match in _WORD_RE.finditer(text):
-        word = match.group()
-        start = match.start()
+    # split() hands back [gap, word, gap, word, ..., gap] without building a
+    # match object per word, which is most of the cost on short texts.
+    parts = _WORD_SPLIT_RE.split(text)
+    for idx in range(1, len(parts), 2):
+        word = parts[idx]
+        gap = parts[idx - 1]
 
         if word.islower():
-            if (
-                run
-                and word in _CONNECTORS
-                and len(pending) < _MAX_CONNECTORS
-                and _is_hspace(text[prev_end:start])
-            ):
+            if run and word in _CONNECTORS and len(pending) < _MAX_CONNECTORS and _is_hspace(gap):
                 pending.append(word)
             else:
                 if run:
@@ -258,14 +261,11 @@ def extract_entities(text: str) -> list[str]:
                     joins = []
                 pending = []
                 prev_abbrev = False
-            prev_end = match.end()
-            first = False
             continue
 
-        gap = text[prev_end:start]
         base = word
         ends_run = False
-        clitic = _CLITIC_RE.search(word) if ("'" in word or "’" in word) else None
+        clitic = _CLITIC_RE.search(word) if ("'" in word or "\u2019" in word) else None
         if clitic is not None and clitic.start() > 0:
             base = word[: clitic.start()]
             ends_run = True
@@ -278,7 +278,9 @@ def extract_entities(text: str) -> list[str]:
             if keep < len(pieces):
                 base = "-".join(pieces[:keep])
                 ends_run = True
-        key = _key(base)
+        key = base.casefold()
+        if "\u2019" in key:
+            key = key.replace("\u2019", "'")
         head = base[0]
 
         proper = True
@@ -286,8 +288,8 @@ def extract_entities(text: str) -> list[str]:
             proper = False
         elif head.isupper() or head.istitle():
             if len(base) > 1 and base.isupper():
-                letters = sum(1 for ch in base if ch.isalpha())
-                if letters > 6 or (key in _COMMON_WORDS and key not in _ALLCAPS_NAMES):
+                shouted = len(base) > 6 and sum(1 for ch in base if ch.isalpha()) > 6
+                if shouted or (key in _COMMON_WORDS and key not in _ALLCAPS_NAMES):
                     proper = False
         elif not head.islower():
             # Caseless scripts (CJK, Arabic, ...) carry no capitalisation signal.
@@ -301,13 +303,11 @@ def extract_entities(text: str) -> list[str]:
                 joins = []
             pending = []
             prev_abbrev = False
-            prev_end = match.end()
-            first = False
             continue
 
         if prev_abbrev and run and not pending and _ABBREV_GAP_RE.fullmatch(gap):
             continues = True
-            joiner = gap[0] + " "
+            joiner = ". "
         else:
             continues = bool(run) and _is_hspace(gap)
             joiner = " "
@@ -323,15 +323,9 @@ def extract_entities(text: str) -> list[str]:
                 _emit(run, joins, run_at_start, out, seen)
             run = [base]
             joins = [""]
-            run_at_start = first or _SENTENCE_RE.search(gap) is not None
+            run_at_start = idx == 1 or _SENTENCE_RE.search(gap) is not None
         pending = []
-        first = False
-        prev_end = match.end()
-        prev_abbrev = (
-            not ends_run
-            and key in _ABBREVIATIONS
-            and text.startswith(".", prev_end)
-        )
+        prev_abbrev = not ends_run and key in _ABBREVIATIONS and parts[idx + 1].startswith(".")
 
         if ends_run:
             _emit(run, joins, run_at_start, out, seen)

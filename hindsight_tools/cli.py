@@ -1,0 +1,141 @@
+"""The ``hindsight-tools`` command: demo, retain, recall."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from hindsight_tools.errors import HindsightError
+from hindsight_tools.models import FACT_TYPES, RecallResult
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hindsight-tools", description="Long-term memory for agents: retain and recall."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    demo = commands.add_parser("demo", help="retain a bundled memory set and run sample recalls")
+    demo.add_argument("--bank", default="demo", help="bank to use (emptied first)")
+
+    retain = commands.add_parser("retain", help="retain memories from a JSON Lines file")
+    retain.add_argument("file", type=Path)
+    retain.add_argument(
+        "--bank", help="target bank; without it each line's own 'bank' field is used"
+    )
+    retain.add_argument(
+        "--documents", type=Path, help="documents JSONL: each memory's document text is its chunk"
+    )
+    retain.add_argument("--batch-size", type=int, default=256)
+
+    recall = commands.add_parser("recall", help="recall memories for a query")
+    recall.add_argument("query")
+    recall.add_argument("--bank", required=True)
+    recall.add_argument("--budget", choices=["low", "mid", "high"])
+    recall.add_argument("--max-tokens", type=int)
+    recall.add_argument("--types", nargs="+", choices=FACT_TYPES)
+    recall.add_argument("--tags", nargs="*")
+    recall.add_argument("--tags-match", choices=["any", "all", "any_strict", "all_strict", "exact"])
+    recall.add_argument("--include-chunks", action="store_true", default=None)
+    recall.add_argument("--max-chunk-tokens", type=int)
+    recall.add_argument("--query-timestamp", help="ISO-8601 'now' for relative dates")
+    recall.add_argument("--json", action="store_true", help="print the result as JSON")
+    recall.add_argument("--trace", action="store_true", help="include timings per stage")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "demo":
+            from hindsight_tools.demo import run_demo
+
+            run_demo(args.bank)
+        elif args.command == "retain":
+            _retain(args)
+        else:
+            _recall(args)
+    except HindsightError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _retain(args: argparse.Namespace) -> None:
+    from tqdm import tqdm
+
+    from hindsight_tools.engine import MemoryEngine
+    from hindsight_tools.errors import FieldProblem, InvalidRequestError
+    from hindsight_tools.jsonl import item_from_record, read_documents, read_records
+
+    documents = read_documents(args.documents) if args.documents else {}
+    by_bank: dict[str, list[dict[str, Any]]] = {}
+    for number, record in read_records(args.file):
+        bank = args.bank or record.get("bank")
+        if not isinstance(bank, str):
+            raise InvalidRequestError(
+                [FieldProblem(f"{args.file}:{number}", "no --bank given and no 'bank' field")]
+            )
+        item = item_from_record(record)
+        if item.get("document_id") in documents and "chunk" not in item:
+            item["chunk"] = documents[item["document_id"]]
+        by_bank.setdefault(bank, []).append(item)
+    total = sum(len(items) for items in by_bank.values())
+    with MemoryEngine() as engine, tqdm(total=total, unit="memory", desc="retain") as bar:
+        for bank, items in by_bank.items():
+            iterator = iter(items)
+            while batch := list(islice(iterator, args.batch_size)):
+                engine.retain(bank, batch)
+                bar.update(len(batch))
+    print(f"retained {total} memories into {len(by_bank)} bank(s)")
+
+
+def _recall(args: argparse.Namespace) -> None:
+    from hindsight_tools.engine import MemoryEngine
+
+    with MemoryEngine() as engine:
+        result = engine.recall(
+            args.bank,
+            args.query,
+            budget=args.budget,
+            max_tokens=args.max_tokens,
+            types=args.types,
+            tags=args.tags,
+            tags_match=args.tags_match,
+            include_chunks=args.include_chunks,
+            max_chunk_tokens=args.max_chunk_tokens,
+            query_timestamp=args.query_timestamp,
+            trace=args.trace,
+        )
+    if args.json:
+        print(result.model_dump_json(indent=2))
+    else:
+        print(format_result(result))
+
+
+def format_result(result: RecallResult) -> str:
+    """A compact human-readable listing: rank, score, date, fact type, text."""
+    if not result.memories:
+        return "(no memories)"
+    lines = []
+    for rank, memory in enumerate(result.memories, start=1):
+        date = memory.occurred_start or memory.mentioned_at
+        when = f"{date:%Y-%m-%d}" if date else "undated"
+        lines.append(
+            f"{rank:>3}. [{memory.scores.final:.3f}] {when} ({memory.fact_type}) {memory.text}"
+        )
+    for chunk in result.chunks:
+        marker = " (truncated)" if chunk.truncated else ""
+        lines.append(f"  chunk {chunk.document_id}#{chunk.chunk_index}{marker}: {chunk.text[:200]}")
+    if result.trace is not None:
+        lines.append(json.dumps(result.trace.model_dump(mode="json")))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,62 @@
+"""One embedded PostgreSQL and one real embedding model per test session; a fresh bank per test."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from hindsight_tools import MemoryEngine, Settings
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Iterator[Path]:
+    # Short and outside /root: the server's socket lives here, and as root its parents
+    # are opened to the server's system user.
+    path = Path(tempfile.mkdtemp(prefix="ht-", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def settings(data_dir: Path) -> Settings:
+    return Settings(data_dir=data_dir)
+
+
+@pytest.fixture(scope="session")
+def engine(settings: Settings) -> Iterator[MemoryEngine]:
+    with MemoryEngine(settings=settings) as engine:
+        yield engine
+
+
+@pytest.fixture
+def bank(engine: MemoryEngine) -> Iterator[str]:
+    bank_id = f"test-{uuid.uuid4().hex[:12]}"
+    yield bank_id
+    engine.delete_bank(bank_id)
+
+
+@pytest.fixture
+def db(engine: MemoryEngine) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
+    """A plain connection to the engine's database, for looking at rows directly."""
+    with psycopg.connect(engine.database_url, autocommit=True) as conn:
+        yield conn
+
+
+def count(db: psycopg.Connection[tuple[Any, ...]], table: str, bank_id: str) -> int:
+    """Rows of ``bank_id`` in ``table`` (a fixed name from the tests, never user input)."""
+    query = psycopg.sql.SQL("SELECT count(*) FROM {} WHERE bank_id = %s").format(
+        psycopg.sql.Identifier(table)
+    )
+    row = db.execute(query, (bank_id,)).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+BANK_TABLES = ("banks", "documents", "chunks", "memory_units", "entities", "unit_entities", "memory_links")

@@ -1,0 +1,143 @@
+"""The embedded server: shared across processes, stopped by the last user, robust to kills."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from hindsight_tools.embedded import pgdata_for, prune_dead_handles
+from hindsight_tools.settings import ROOT_DATA_DIR, default_data_dir
+
+# A child process that joins the server, prints its pid and waits for a line on stdin.
+CHILD = """
+import sys
+from pathlib import Path
+from hindsight_tools.embedded import acquire_server
+server = acquire_server(Path(sys.argv[1]))
+print(server.uri, flush=True)
+sys.stdin.readline()
+server.release()
+"""
+
+
+def postmaster_pid(data_dir: Path) -> int | None:
+    pid_file = pgdata_for(data_dir) / "postmaster.pid"
+    if not pid_file.exists():
+        return None
+    pid = int(pid_file.read_text().splitlines()[0])
+    return pid if psutil.pid_exists(pid) else None
+
+
+def spawn(data_dir: Path) -> subprocess.Popen[str]:
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(data_dir)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().startswith("postgresql://")
+    return child
+
+
+def finish(child: subprocess.Popen[str]) -> None:
+    child.communicate("\n", timeout=60)
+    assert child.returncode == 0
+
+
+@pytest.fixture
+def own_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Under /tmp with a short name, like the default would be.
+    return Path(tmp_path_factory.mktemp("srv", numbered=True))
+
+
+def test_server_is_shared_and_stopped_by_the_last_process(own_data_dir: Path) -> None:
+    first = spawn(own_data_dir)
+    server_pid = postmaster_pid(own_data_dir)
+    assert server_pid is not None
+    second = spawn(own_data_dir)
+    assert postmaster_pid(own_data_dir) == server_pid  # joined, not restarted
+    finish(first)
+    assert postmaster_pid(own_data_dir) == server_pid  # still in use by the second
+    finish(second)
+    assert _gone(server_pid)
+
+
+def test_a_killed_process_does_not_keep_the_server_alive(own_data_dir: Path) -> None:
+    victim = spawn(own_data_dir)
+    server_pid = postmaster_pid(own_data_dir)
+    assert server_pid is not None
+    victim.send_signal(signal.SIGKILL)
+    victim.communicate(timeout=30)
+    handles = json.loads((pgdata_for(own_data_dir) / ".handle_pids.json").read_text())
+    assert victim.pid in handles  # the package's list still names the dead process
+    survivor = spawn(own_data_dir)
+    assert postmaster_pid(own_data_dir) == server_pid
+    finish(survivor)
+    assert _gone(server_pid)
+
+
+def test_data_survives_a_restart(own_data_dir: Path) -> None:
+    script = """
+import sys, psycopg
+from pathlib import Path
+from hindsight_tools.embedded import acquire_server
+server = acquire_server(Path(sys.argv[1]))
+with psycopg.connect(server.uri, autocommit=True) as c:
+    c.execute("CREATE TABLE IF NOT EXISTS t (v int)")
+    if sys.argv[2] == "write":
+        c.execute("INSERT INTO t VALUES (42)")
+    else:
+        print(c.execute("SELECT v FROM t").fetchall())
+server.release()
+"""
+    subprocess.run([sys.executable, "-c", script, str(own_data_dir), "write"], check=True)
+    assert postmaster_pid(own_data_dir) is None  # stopped in between
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(own_data_dir), "read"],
+        check=True, capture_output=True, text=True,
+    )
+    assert out.stdout.strip() == "[(42,)]"
+
+
+def test_long_data_dir_paths_get_a_short_socket(own_data_dir: Path) -> None:
+    deep = own_data_dir / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    child = spawn(deep)
+    try:
+        assert postmaster_pid(deep) is not None
+    finally:
+        finish(child)
+
+
+def test_prune_dead_handles(tmp_path: Path) -> None:
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    handles = tmp_path / ".handle_pids.json"
+    handles.write_text(json.dumps([os.getpid(), dead.pid]))
+    assert prune_dead_handles(tmp_path) == [os.getpid()]
+    assert json.loads(handles.read_text()) == [os.getpid()]
+
+
+def test_default_data_dir_is_short_and_outside_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert default_data_dir() == ROOT_DATA_DIR == Path("/var/lib/hindsight-tools")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.setenv("HOME", "/home/someone")
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    assert default_data_dir() == Path("/home/someone/.local/share/hindsight-tools")
+
+
+def _gone(pid: int, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+            return True
+        time.sleep(0.1)
+    return False

@@ -1,0 +1,123 @@
+"""Extensions, migrations and the external-URL path."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+from psycopg import sql
+
+from hindsight_tools import MemoryEngine, MissingExtensionError, SchemaMismatchError, Settings
+from hindsight_tools.embedding import Vectors
+from hindsight_tools.store import MIGRATIONS, bootstrap
+
+
+@pytest.fixture
+def scratch_db(engine: MemoryEngine) -> Iterator[str]:
+    """A new, empty database on the same server; its URL."""
+    name = f"scratch_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(engine.database_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    params = psycopg.conninfo.conninfo_to_dict(engine.database_url)
+    params["dbname"] = name
+    yield psycopg.conninfo.make_conninfo(**params)  # type: ignore[arg-type]
+    with psycopg.connect(engine.database_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def test_migrations_apply_once(scratch_db: str) -> None:
+    assert bootstrap(scratch_db, 384) == [version for version, _ in MIGRATIONS]
+    assert bootstrap(scratch_db, 384) == []
+    with psycopg.connect(scratch_db) as conn:
+        versions = conn.execute("SELECT version FROM hindsight_schema_version").fetchall()
+        assert versions == [(v,) for v, _ in MIGRATIONS]
+        extensions = {r[0] for r in conn.execute("SELECT extname FROM pg_extension")}
+        assert {"vector", "pg_trgm"} <= extensions
+
+
+def test_vector_dimension_follows_the_model(scratch_db: str) -> None:
+    bootstrap(scratch_db, 8)
+    with psycopg.connect(scratch_db) as conn:
+        row = conn.execute(
+            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute"
+            " WHERE attrelid = 'memory_units'::regclass AND attname = 'embedding'"
+        ).fetchone()
+    assert row == ("vector(8)",)
+    with pytest.raises(SchemaMismatchError, match="8-dimensional .* 384-dimensional"):
+        bootstrap(scratch_db, 384)
+
+
+def test_missing_extension_is_named(engine: MemoryEngine, scratch_db: str) -> None:
+    role = f"plain_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(engine.database_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+    try:
+        params = psycopg.conninfo.conninfo_to_dict(scratch_db)
+        params["user"] = role
+        url = psycopg.conninfo.make_conninfo(**params)  # type: ignore[arg-type]
+        with pytest.raises(MissingExtensionError, match="'vector'.*pgvector"):
+            bootstrap(url, 384)
+    finally:
+        with psycopg.connect(engine.database_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
+class TinyEmbedder:
+    """A deterministic 8-d embedder: the engine takes any object with this shape."""
+
+    name = "tiny"
+    dimension = 8
+
+    def embed(self, texts: list[str]) -> Vectors:
+        rows = [np.frombuffer(t.encode().ljust(8, b"\x01")[:8], dtype=np.uint8) for t in texts]
+        vectors = np.asarray(rows, dtype=np.float32) + 1.0
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_external_url_with_a_custom_embedder(settings: Settings, scratch_db: str) -> None:
+    with MemoryEngine(scratch_db, settings=settings, embedder=TinyEmbedder()) as engine:
+        assert engine.database_url == scratch_db
+        engine.retain("ext", [{"id": "x", "text": "hello"}])
+        assert [m.id for m in engine.recall("ext", "hello").memories] == ["x"]
+
+
+def test_external_url_from_the_environment(
+    engine: MemoryEngine, bank: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HINDSIGHT_API_DATABASE_URL", engine.database_url)
+    monkeypatch.setenv("HINDSIGHT_API_DATA_DIR", "/nonexistent/never/used")
+    with MemoryEngine() as other:
+        assert other.database_url == engine.database_url
+        other.retain(bank, [{"id": "shared", "text": "Seen from both engines"}])
+    assert [m.id for m in engine.recall(bank, "Seen from both engines").memories] == ["shared"]
+
+
+def test_closed_engine_refuses_calls(settings: Settings, engine: MemoryEngine) -> None:
+    other = MemoryEngine(engine.database_url, settings=settings)
+    other.close()
+    other.close()  # idempotent
+    with pytest.raises(Exception, match="closed"):
+        other.recall("b", "q")
+
+
+def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HINDSIGHT_API_EMBEDDINGS_MODEL", "/models/mine")
+    monkeypatch.setenv("HINDSIGHT_API_RECALL_BUDGET_FUNCTION", "adaptive")
+    monkeypatch.setenv("HINDSIGHT_API_RETAIN_MAX_TEXT_CHARS", "99")
+    s = Settings()
+    assert (s.embeddings_model, s.recall_budget_function, s.retain_max_text_chars) == (
+        "/models/mine", "adaptive", 99,
+    )
+    monkeypatch.setenv("HINDSIGHT_API_RECALL_BUDGET_FUNCTION", "random")
+    with pytest.raises(ValueError, match="fixed.*adaptive"):
+        Settings()
+
+
+def test_a_pool_connection_knows_vectors(engine: MemoryEngine) -> None:
+    with engine._pool.connection() as conn:
+        value: Any = conn.execute("SELECT '[1,2,3]'::vector").fetchone()
+    assert value is not None and value[0].to_list() == [1.0, 2.0, 3.0]
