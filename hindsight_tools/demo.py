@@ -17,7 +17,7 @@ DEMO_QUERIES: tuple[tuple[str, str], ...] = (
     ("paraphrase", "What does she like to eat?"),
     ("time", "What did Priya do in summer 2023?"),
     ("time", "What happened last spring?"),
-    ("relations", "Why did Priya move to Lisbon?"),
+    ("relations", "Why did Priya move to Amsterdam?"),
 )
 
 
@@ -33,8 +33,10 @@ def run_demo(bank: str = "demo", *, max_results: int = 5) -> None:
         print(f"store: {engine.settings.database_url or engine.settings.data_dir}")
         engine.delete_bank(bank)
         result = engine.retain(bank, items)
-        print(f"retained {len(result.ids)} memories into bank {bank!r} "
-              f"in {time.perf_counter() - started:.1f}s (model load included)\n")
+        print(
+            f"retained {len(result.ids)} memories into bank {bank!r} "
+            f"in {time.perf_counter() - started:.1f}s (model load included)\n"
+        )
         for kind, query in DEMO_QUERIES:
             recalled = engine.recall(bank, query, query_timestamp=DEMO_NOW, max_tokens=400)
             shown = recalled.model_copy(update={"memories": recalled.memories[:max_results]})

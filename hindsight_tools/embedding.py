@@ -59,8 +59,9 @@ class SentenceTransformerEmbedder:
         self._batch_size = batch_size
         self._model = _load_model(resolve_model_path(model))
         # renamed in sentence-transformers 6; both spellings exist across supported versions
-        get_dimension = getattr(self._model, "get_embedding_dimension", None) or getattr(
-            self._model, "get_sentence_embedding_dimension"
+        get_dimension = (
+            getattr(self._model, "get_embedding_dimension", None)
+            or self._model.get_sentence_embedding_dimension
         )
         dimension = get_dimension()
         if not dimension:

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
+from psycopg_pool import AsyncConnectionPool
 
 from hindsight_tools import store
 from hindsight_tools._plan import Plan, Statement, arun_plan, run_plan
@@ -98,7 +98,9 @@ class _EngineCore:
         )
         return done["retain"][0]  # type: ignore[no-any-return]
 
-    def recall_program(self, bank_id: str, query: str, options: dict[str, Any]) -> Program[RecallResult]:
+    def recall_program(
+        self, bank_id: str, query: str, options: dict[str, Any]
+    ) -> Program[RecallResult]:
         validate_bank_id(bank_id)
         request = self.recall_request(query, options)
         return (yield from recall_program(self.recall_services, bank_id, request))
@@ -183,9 +185,7 @@ class MemoryEngine:
             self._aio = AsyncMemoryEngine._attached(self._core, self._conninfo)
         return self._aio
 
-    def retain(
-        self, bank_id: str, items: Iterable[MemoryItem | Mapping[str, Any]]
-    ) -> RetainResult:
+    def retain(self, bank_id: str, items: Iterable[MemoryItem | Mapping[str, Any]]) -> RetainResult:
         """Store ``items`` in ``bank_id`` (created on first use), all or nothing."""
         return self._drive(self._core.retain_program(bank_id, items))
 
@@ -206,8 +206,15 @@ class MemoryEngine:
     ) -> RecallResult:
         """The memories of ``bank_id`` that answer ``query``, best first (SPEC §4, §9)."""
         options = _recall_options(
-            budget, max_tokens, types, tags, tags_match, include_chunks, max_chunk_tokens,
-            query_timestamp, trace,
+            budget,
+            max_tokens,
+            types,
+            tags,
+            tags_match,
+            include_chunks,
+            max_chunk_tokens,
+            query_timestamp,
+            trace,
         )
         return self._drive(self._core.recall_program(bank_id, query, options))
 
@@ -323,8 +330,11 @@ class AsyncMemoryEngine:
         async with self._opening:
             if self._pool is None:
                 if self._conninfo is None:
-                    self._conninfo, self._server = await asyncio.to_thread(self._core.connect)
-                self._pool = await store.open_async_pool(self._conninfo, self._core.settings)
+                    conninfo, self._server = await asyncio.to_thread(self._core.connect)
+                    self._conninfo = conninfo
+                else:
+                    conninfo = self._conninfo
+                self._pool = await store.open_async_pool(conninfo, self._core.settings)
         return self
 
     async def retain(
@@ -348,8 +358,15 @@ class AsyncMemoryEngine:
         trace: bool = False,
     ) -> RecallResult:
         options = _recall_options(
-            budget, max_tokens, types, tags, tags_match, include_chunks, max_chunk_tokens,
-            query_timestamp, trace,
+            budget,
+            max_tokens,
+            types,
+            tags,
+            tags_match,
+            include_chunks,
+            max_chunk_tokens,
+            query_timestamp,
+            trace,
         )
         return await self._drive(self._core.recall_program(bank_id, query, options))
 

@@ -252,7 +252,15 @@ def extract_entities(text: str) -> list[str]:
         gap = parts[idx - 1]
 
         if word.islower():
-            if run and word in _CONNECTORS and len(pending) < _MAX_CONNECTORS and _is_hspace(gap):
+            # An acronym before "of" is nearly always a job title ("CTO of the
+            # Amsterdam startup"), not the head of a longer name.
+            if (
+                run
+                and word in _CONNECTORS
+                and len(pending) < _MAX_CONNECTORS
+                and not run[-1].isupper()
+                and _is_hspace(gap)
+            ):
                 pending.append(word)
             else:
                 if run:

@@ -116,7 +116,8 @@ VALUES (
     %(bank)s, %(id)s, %(text)s, %(context)s, %(fact_type)s, %(embedding)s, %(occurred_start)s,
     %(occurred_end)s, %(mentioned_at)s, %(tags)s, %(proof_count)s, %(document_id)s,
     %(chunk_id)s, %(metadata)s,
-    to_tsvector(%(language)s::regconfig, concat_ws(' ', %(text)s::text, %(context)s::text, %(entity_text)s::text)))
+    to_tsvector(%(language)s::regconfig,
+                concat_ws(' ', %(text)s::text, %(context)s::text, %(entity_text)s::text)))
 ON CONFLICT (bank_id, id) DO UPDATE SET
     text = EXCLUDED.text, context = EXCLUDED.context, fact_type = EXCLUDED.fact_type,
     embedding = EXCLUDED.embedding, occurred_start = EXCLUDED.occurred_start,
@@ -204,9 +205,7 @@ def retain_plan(
     documents = list(dict.fromkeys(p.document_id for p in prepared if p.document_id))
     if documents:
         yield Statement(_INSERT_DOCUMENTS, {**bank, "documents": documents}, "none")
-    chunks = {
-        p.chunk_id: (p.document_id, p.item.chunk) for p in prepared if p.chunk_id is not None
-    }
+    chunks = {p.chunk_id: (p.document_id, p.item.chunk) for p in prepared if p.chunk_id is not None}
     for chunk_id, (document_id, text) in chunks.items():
         params = {**bank, "chunk_id": chunk_id, "document_id": document_id, "text": text}
         yield Statement(_INSERT_CHUNK, params, "none")
@@ -276,16 +275,13 @@ def retain_plan(
 
 def _causal_links(bank_id: str, prepared: Sequence[PreparedItem]) -> Plan[None]:
     links = [
-        (p.index, j, p.id, link)
-        for p in prepared
-        for j, link in enumerate(p.item.causal_links)
+        (p.index, j, p.id, link) for p in prepared for j, link in enumerate(p.item.causal_links)
     ]
     if not links:
         return
     targets = sorted({link.target_id for *_, link in links})
     missing = {
-        row[0]
-        for row in (yield Statement(_MISSING_TARGETS, {"bank": bank_id, "targets": targets}))
+        row[0] for row in (yield Statement(_MISSING_TARGETS, {"bank": bank_id, "targets": targets}))
     }
     if missing:
         raise InvalidRequestError(

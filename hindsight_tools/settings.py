@@ -19,7 +19,7 @@ ROOT_DATA_DIR = Path("/var/lib/hindsight-tools")
 
 
 def default_data_dir() -> Path:
-    """Where the embedded PostgreSQL keeps its data unless ``HINDSIGHT_API_DATA_DIR`` says otherwise.
+    """The embedded server's data folder when ``HINDSIGHT_API_DATA_DIR`` is unset.
 
     As root the embedded server runs as a separate system user and opens every parent of its
     data directory to that user, so root gets a short path outside ``/root``; everybody else

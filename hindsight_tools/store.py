@@ -31,7 +31,7 @@ def redact(conninfo: str) -> str:
     except psycopg.ProgrammingError:
         return "<unparsable connection string>"
     params.pop("password", None)
-    return psycopg.conninfo.make_conninfo(**params)  # type: ignore[arg-type]
+    return psycopg.conninfo.make_conninfo(**params)
 
 
 def bootstrap(conninfo: str, dimension: int) -> list[int]:
@@ -49,7 +49,9 @@ def ensure_extensions(conn: psycopg.Connection[Any], conninfo: str) -> None:
         installed = _installed_version(conn, name)
         if installed is None:
             try:
-                conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(sql.Identifier(name)))
+                conn.execute(
+                    sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(sql.Identifier(name))
+                )
             except psycopg.Error as exc:
                 raise MissingExtensionError(
                     f"PostgreSQL extension {name!r} ({purpose}) is missing on "
@@ -105,7 +107,7 @@ def apply_migrations(conn: psycopg.Connection[Any], dimension: int) -> list[int]
             if version in done:
                 continue
             text = resources.files("hindsight_tools.migrations").joinpath(filename).read_text()
-            conn.execute(sql.SQL(text).format(dimension=sql.Literal(dimension)))  # type: ignore[arg-type]
+            conn.execute(sql.SQL(text).format(dimension=sql.Literal(dimension)))
             conn.execute(
                 "INSERT INTO hindsight_schema_version (version, name) VALUES (%s, %s)",
                 (version, filename),

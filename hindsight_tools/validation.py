@@ -13,9 +13,7 @@ from hindsight_tools.models import MemoryItem
 from hindsight_tools.settings import Settings
 
 BANK_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
-BANK_ID_RULE = (
-    "1 to 128 characters: letters, digits and _ . : @ -, starting with a letter or digit"
-)
+BANK_ID_RULE = "1 to 128 characters: letters, digits and _ . : @ -, starting with a letter or digit"
 
 
 def validate_bank_id(bank_id: object) -> str:
@@ -46,7 +44,9 @@ def problems_from_pydantic(
     return problems
 
 
-def parse_items(items: Iterable[MemoryItem | Mapping[str, Any]], settings: Settings) -> list[MemoryItem]:
+def parse_items(
+    items: Iterable[MemoryItem | Mapping[str, Any]], settings: Settings
+) -> list[MemoryItem]:
     """Check every item of a retain call; raise once with all problems, before any write."""
     if isinstance(items, (str, bytes, Mapping)):
         raise InvalidRequestError(

@@ -59,4 +59,12 @@ def count(db: psycopg.Connection[tuple[Any, ...]], table: str, bank_id: str) -> 
     return int(row[0])
 
 
-BANK_TABLES = ("banks", "documents", "chunks", "memory_units", "entities", "unit_entities", "memory_links")
+BANK_TABLES = (
+    "banks",
+    "documents",
+    "chunks",
+    "memory_units",
+    "entities",
+    "unit_entities",
+    "memory_links",
+)

@@ -39,7 +39,9 @@ def postmaster_pid(data_dir: Path) -> int | None:
 def spawn(data_dir: Path) -> subprocess.Popen[str]:
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(data_dir)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert child.stdout is not None
     assert child.stdout.readline().startswith("postgresql://")
@@ -101,7 +103,9 @@ server.release()
     assert postmaster_pid(own_data_dir) is None  # stopped in between
     out = subprocess.run(
         [sys.executable, "-c", script, str(own_data_dir), "read"],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     assert out.stdout.strip() == "[(42,)]"
 

@@ -17,6 +17,8 @@ CASES: list[tuple[str, list[str]]] = [
     # Lowercase connectors never start or end a name.
     ("I told Alice of the plan.", ["Alice"]),
     ("Paris of course", ["Paris"]),
+    ("Lena, the CTO of the Amsterdam startup, called.", ["Lena", "CTO", "Amsterdam"]),
+    ("They met at the Museum of the Moving Image.", ["Museum of the Moving Image"]),
     # LoCoMo-style conversational lines.
     (
         "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
@@ -63,6 +65,8 @@ CASES: list[tuple[str, list[str]]] = [
     ("Email Alice.Smith@Example.com or see https://Foo.Bar/Baz today", []),
     # Numbers with dots and colons are not sentence boundaries.
     ("At 10:30 The meeting began.", []),
+    # Control characters separate words like punctuation does.
+    ("Alice\x00Bob", ["Alice", "Bob"]),
     # Nothing to find.
     ("", []),
     ("   \n\t ", []),

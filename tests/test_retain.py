@@ -23,7 +23,9 @@ def links(db: Conn, bank: str, link_type: str) -> dict[tuple[str, str], float]:
     return {(r[0], r[1]): float(r[2]) for r in rows}
 
 
-def test_retain_returns_ids_in_order_and_generates_missing_ones(engine: MemoryEngine, bank: str) -> None:
+def test_retain_returns_ids_in_order_and_generates_missing_ones(
+    engine: MemoryEngine, bank: str
+) -> None:
     result = engine.retain(bank, [{"id": "a", "text": "Alpha"}, {"text": "Beta"}])
     assert result.ids[0] == "a"
     assert len(result.ids) == 2 and result.ids[1] and result.ids[1] != "a"
@@ -41,9 +43,9 @@ def test_retaining_an_id_again_updates_instead_of_duplicating(
         "SELECT text, tags FROM memory_units WHERE bank_id = %s AND id = 'm1'", (bank,)
     ).fetchone()
     assert row == ("Alice works at Apple", ["job"])
-    names = {r[0] for r in db.execute(
-        "SELECT canonical_name FROM entities WHERE bank_id = %s", (bank,)
-    )}
+    names = {
+        r[0] for r in db.execute("SELECT canonical_name FROM entities WHERE bank_id = %s", (bank,))
+    }
     assert names == {"Alice", "Apple"}  # Google lost its only mention and is gone
 
 
@@ -81,29 +83,41 @@ def test_given_entities_are_used_and_missing_ones_extracted(
     assert mentions["Alice Smith"] == 2 and mentions["ACME"] == 1
 
 
-def test_entity_names_are_one_per_bank_whatever_the_case(engine: MemoryEngine, bank: str, db: Conn) -> None:
-    engine.retain(bank, [
-        {"text": "x", "entities": ["New  York"]},
-        {"text": "y", "entities": ["new york"]},
-    ])
+def test_entity_names_are_one_per_bank_whatever_the_case(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    engine.retain(
+        bank,
+        [
+            {"text": "x", "entities": ["New  York"]},
+            {"text": "y", "entities": ["new york"]},
+        ],
+    )
     assert count(db, "entities", bank) == 1
 
 
-def test_chunks_are_stored_once_per_document_and_text(engine: MemoryEngine, bank: str, db: Conn) -> None:
+def test_chunks_are_stored_once_per_document_and_text(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
     source = "Alice: I moved to Zurich.\nBob: Nice!"
-    engine.retain(bank, [
-        {"id": "1", "text": "Alice moved to Zurich", "document_id": "d1", "chunk": source},
-        {"id": "2", "text": "Bob said nice", "document_id": "d1", "chunk": source},
-    ])
+    engine.retain(
+        bank,
+        [
+            {"id": "1", "text": "Alice moved to Zurich", "document_id": "d1", "chunk": source},
+            {"id": "2", "text": "Bob said nice", "document_id": "d1", "chunk": source},
+        ],
+    )
     engine.retain(bank, [{"id": "3", "text": "Later", "document_id": "d1", "chunk": source}])
-    engine.retain(bank, [{"id": "4", "text": "Other", "document_id": "d1", "chunk": "Another part"}])
+    engine.retain(
+        bank, [{"id": "4", "text": "Other", "document_id": "d1", "chunk": "Another part"}]
+    )
     chunks = db.execute(
         "SELECT chunk_id, chunk_index FROM chunks WHERE bank_id = %s ORDER BY chunk_index", (bank,)
     ).fetchall()
     assert [index for _, index in chunks] == [0, 1]
-    units = dict(db.execute(
-        "SELECT id, chunk_id FROM memory_units WHERE bank_id = %s", (bank,)
-    ).fetchall())
+    units: dict[str, str] = dict(
+        db.execute("SELECT id, chunk_id FROM memory_units WHERE bank_id = %s", (bank,)).fetchall()
+    )
     assert units["1"] == units["2"] == units["3"] == chunks[0][0]
     assert units["4"] == chunks[1][0]
 
@@ -128,20 +142,27 @@ def test_semantic_links_carry_the_cosine_similarity(
 
 
 def test_temporal_links_weight_and_cap(engine: MemoryEngine, bank: str, db: Conn) -> None:
-    engine.retain(bank, [
-        {"id": "t0", "text": "Morning run", "occurred_start": "2024-01-01T00:00:00Z"},
-        {"id": "t6", "text": "Lunch with Dana", "occurred_start": "2024-01-01T06:00:00Z"},
-        {"id": "t18", "text": "Late movie", "occurred_start": "2024-01-01T18:00:00Z"},
-        {"id": "far", "text": "Next week trip", "occurred_start": "2024-01-09T00:00:00Z"},
-        {"id": "undated", "text": "Likes tea"},
-    ])
+    engine.retain(
+        bank,
+        [
+            {"id": "t0", "text": "Morning run", "occurred_start": "2024-01-01T00:00:00Z"},
+            {"id": "t6", "text": "Lunch with Dana", "occurred_start": "2024-01-01T06:00:00Z"},
+            {"id": "t18", "text": "Late movie", "occurred_start": "2024-01-01T18:00:00Z"},
+            {"id": "far", "text": "Next week trip", "occurred_start": "2024-01-09T00:00:00Z"},
+            {"id": "undated", "text": "Likes tea"},
+        ],
+    )
     temporal = links(db, bank, "temporal")
     assert temporal[("t0", "t6")] == pytest.approx(1 - 6 / 24)
     assert temporal[("t0", "t18")] == pytest.approx(0.3)  # 1 - 18/24 = 0.25, floored at 0.3
     assert not any("far" in pair or "undated" in pair for pair in temporal)
 
     crowd = [
-        {"id": f"c{i}", "text": f"Crowd event {i}", "occurred_start": f"2024-03-01T{i % 24:02d}:00:00Z"}
+        {
+            "id": f"c{i}",
+            "text": f"Crowd event {i}",
+            "occurred_start": f"2024-03-01T{i % 24:02d}:00:00Z",
+        }
         for i in range(30)
     ]
     engine.retain(bank, crowd)
@@ -155,10 +176,16 @@ def test_temporal_links_weight_and_cap(engine: MemoryEngine, bank: str, db: Conn
 
 def test_causal_links_are_stored_with_their_type(engine: MemoryEngine, bank: str, db: Conn) -> None:
     engine.retain(bank, [{"id": "job", "text": "Alice got a job in Zurich"}])
-    engine.retain(bank, [{
-        "id": "move", "text": "Alice moved to Zurich",
-        "causal_links": [{"target_id": "job", "link_type": "caused_by"}],
-    }])
+    engine.retain(
+        bank,
+        [
+            {
+                "id": "move",
+                "text": "Alice moved to Zurich",
+                "causal_links": [{"target_id": "job", "link_type": "caused_by"}],
+            }
+        ],
+    )
     assert links(db, bank, "caused_by") == {("move", "job"): 1.0}
 
 
@@ -166,28 +193,44 @@ def test_causal_link_to_a_missing_memory_rolls_back_everything(
     engine: MemoryEngine, bank: str, db: Conn
 ) -> None:
     with pytest.raises(InvalidRequestError) as caught:
-        engine.retain(bank, [
-            {"id": "ok", "text": "A perfectly fine memory", "document_id": "d", "chunk": "src"},
-            {"id": "bad", "text": "Points nowhere", "causal_links": [{"target_id": "ghost"}]},
-        ])
+        engine.retain(
+            bank,
+            [
+                {"id": "ok", "text": "A perfectly fine memory", "document_id": "d", "chunk": "src"},
+                {"id": "bad", "text": "Points nowhere", "causal_links": [{"target_id": "ghost"}]},
+            ],
+        )
     assert "items[1].causal_links[0].target_id" in str(caught.value)
     assert all(count(db, table, bank) == 0 for table in BANK_TABLES)
 
 
-def test_a_database_failure_mid_write_leaves_nothing(settings: Settings, engine: MemoryEngine, bank: str, db: Conn) -> None:
+def test_a_database_failure_mid_write_leaves_nothing(
+    settings: Settings, engine: MemoryEngine, bank: str, db: Conn
+) -> None:
     broken = settings.model_copy(update={"text_search_extension_native_language": "klingon"})
-    with MemoryEngine(engine.database_url, settings=broken) as other:
-        with pytest.raises(StoreError, match="klingon"):
-            other.retain(bank, [{"text": "First", "document_id": "d", "chunk": "c"}])
+    with (
+        MemoryEngine(engine.database_url, settings=broken) as other,
+        pytest.raises(StoreError, match="klingon"),
+    ):
+        other.retain(bank, [{"text": "First", "document_id": "d", "chunk": "c"}])
     assert all(count(db, table, bank) == 0 for table in BANK_TABLES)
 
 
 def test_delete_bank_removes_everything_of_that_bank_only(engine: MemoryEngine, db: Conn) -> None:
-    items = [
-        {"id": "a", "text": "Alice met Bob in Paris", "document_id": "d", "chunk": "x",
-         "occurred_start": "2024-01-01"},
-        {"id": "b", "text": "Alice met Bob in Paris again", "occurred_start": "2024-01-01",
-         "causal_links": [{"target_id": "a"}]},
+    items: list[dict[str, Any]] = [
+        {
+            "id": "a",
+            "text": "Alice met Bob in Paris",
+            "document_id": "d",
+            "chunk": "x",
+            "occurred_start": "2024-01-01",
+        },
+        {
+            "id": "b",
+            "text": "Alice met Bob in Paris again",
+            "occurred_start": "2024-01-01",
+            "causal_links": [{"target_id": "a"}],
+        },
     ]
     engine.retain("del-one", items)
     engine.retain("del-two", items)

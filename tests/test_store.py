@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -72,10 +72,11 @@ class TinyEmbedder:
     name = "tiny"
     dimension = 8
 
-    def embed(self, texts: list[str]) -> Vectors:
+    def embed(self, texts: Sequence[str]) -> Vectors:
         rows = [np.frombuffer(t.encode().ljust(8, b"\x01")[:8], dtype=np.uint8) for t in texts]
         vectors = np.asarray(rows, dtype=np.float32) + 1.0
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        normalised: Vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        return normalised
 
 
 def test_external_url_with_a_custom_embedder(settings: Settings, scratch_db: str) -> None:
@@ -110,7 +111,9 @@ def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("HINDSIGHT_API_RETAIN_MAX_TEXT_CHARS", "99")
     s = Settings()
     assert (s.embeddings_model, s.recall_budget_function, s.retain_max_text_chars) == (
-        "/models/mine", "adaptive", 99,
+        "/models/mine",
+        "adaptive",
+        99,
     )
     monkeypatch.setenv("HINDSIGHT_API_RECALL_BUDGET_FUNCTION", "random")
     with pytest.raises(ValueError, match="fixed.*adaptive"):

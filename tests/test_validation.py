@@ -21,9 +21,21 @@ GOOD = {"text": "A fine memory"}
         ({"text": "   \n"}, "items[1].text", "non-empty"),
         ({}, "items[1].text", "required"),
         ({"text": 42}, "items[1].text", "valid string"),
-        ({"text": "x", "fact_type": "opinion"}, "items[1].fact_type", "'world', 'experience' or 'observation'"),
-        ({"text": "x", "occurred_start": "next-ish Tuesday"}, "items[1].occurred_start", "datetime"),
-        ({"text": "x", "occurred_start": "2024-05-02", "occurred_end": "2024-05-01"}, "items[1]", "before occurred_start"),
+        (
+            {"text": "x", "fact_type": "opinion"},
+            "items[1].fact_type",
+            "'world', 'experience' or 'observation'",
+        ),
+        (
+            {"text": "x", "occurred_start": "next-ish Tuesday"},
+            "items[1].occurred_start",
+            "datetime",
+        ),
+        (
+            {"text": "x", "occurred_start": "2024-05-02", "occurred_end": "2024-05-01"},
+            "items[1]",
+            "before occurred_start",
+        ),
         ({"text": "x", "tags": ["ok", 7]}, "items[1].tags[1]", "valid string"),
         ({"text": "x", "tags": "work"}, "items[1].tags", "valid list"),
         ({"text": "x", "colour": "red"}, "items[1].colour", "allowed fields are"),
@@ -31,14 +43,21 @@ GOOD = {"text": "A fine memory"}
         ({"text": "x", "proof_count": 0}, "items[1].proof_count", "greater than or equal to 1"),
         ({"text": "x", "metadata": {"when": object()}}, "items[1].metadata", "JSON-serialisable"),
         ({"text": "x", "metadata": {"v": float("nan")}}, "items[1].metadata", "NaN"),
-        ({"text": "x", "causal_links": [{"target_id": "y", "link_type": "inspires"}]},
-         "items[1].causal_links[0].link_type", "'causes', 'caused_by', 'enables' or 'prevents'"),
+        (
+            {"text": "x", "causal_links": [{"target_id": "y", "link_type": "inspires"}]},
+            "items[1].causal_links[0].link_type",
+            "'causes', 'caused_by', 'enables' or 'prevents'",
+        ),
         ({"text": "x" * 20_001}, "items[1].text", "at most 20000"),
     ],
 )
 def test_bad_item_is_rejected_naming_index_field_and_rule(
-    engine: MemoryEngine, bank: str, db: psycopg.Connection[tuple[Any, ...]],
-    bad: dict[str, Any], location: str, hint: str,
+    engine: MemoryEngine,
+    bank: str,
+    db: psycopg.Connection[tuple[Any, ...]],
+    bad: dict[str, Any],
+    location: str,
+    hint: str,
 ) -> None:
     with pytest.raises(InvalidRequestError) as caught:
         engine.retain(bank, [GOOD, bad, GOOD])
@@ -56,7 +75,10 @@ def test_every_problem_is_reported_at_once() -> None:
 
 def test_duplicate_ids_in_one_call_are_rejected() -> None:
     with pytest.raises(InvalidRequestError, match=r"items\[2\]\.id: 'a' repeats items\[0\]\.id"):
-        parse_items([{"id": "a", "text": "x"}, {"id": "b", "text": "y"}, {"id": "a", "text": "z"}], Settings())
+        parse_items(
+            [{"id": "a", "text": "x"}, {"id": "b", "text": "y"}, {"id": "a", "text": "z"}],
+            Settings(),
+        )
 
 
 def test_limits_come_from_settings() -> None:
@@ -80,13 +102,17 @@ def test_causal_link_to_itself_is_rejected(engine: MemoryEngine, bank: str) -> N
         engine.retain(bank, [{"id": "me", "text": "x", "causal_links": [{"target_id": "me"}]}])
 
 
-@pytest.mark.parametrize("bank_id", ["", "-leading", "has space", "x" * 129, "semi;colon", "ünï", 7, None])
+@pytest.mark.parametrize(
+    "bank_id", ["", "-leading", "has space", "x" * 129, "semi;colon", "ünï", 7, None]
+)
 def test_bad_bank_ids_are_rejected(bank_id: Any) -> None:
     with pytest.raises(InvalidRequestError, match="bank_id: .* letters, digits and _ . : @ -"):
         validate_bank_id(bank_id)
 
 
-@pytest.mark.parametrize("bank_id", ["a", "conv-26", "user@example.com", "team:alpha_1.2", "x" * 128])
+@pytest.mark.parametrize(
+    "bank_id", ["a", "conv-26", "user@example.com", "team:alpha_1.2", "x" * 128]
+)
 def test_good_bank_ids_pass(bank_id: str) -> None:
     assert validate_bank_id(bank_id) == bank_id
 

@@ -28,4 +28,4 @@ def tags_condition(alias: str, tags: list[str] | None, mode: TagsMatch) -> sql.C
     if tags is None or (not tags and mode != "exact"):
         return sql.SQL("TRUE")
     column = sql.SQL("{}.tags").format(sql.Identifier(alias))
-    return sql.SQL(_TAG_CONDITIONS[mode]).format(col=column)  # type: ignore[arg-type]
+    return sql.SQL(_TAG_CONDITIONS[mode]).format(col=column)

@@ -18,7 +18,7 @@ from hindsight_tools.models import (
     RecallTrace,
     Scores,
 )
-from hindsight_tools.recall.arms import ARM_ORDER, ArmName, ArmResult, ranked
+from hindsight_tools.recall.arms import ARM_ORDER, ArmName, ranked
 from hindsight_tools.recall.budget import recall_budget
 from hindsight_tools.recall.fusion import FusedCandidate, reciprocal_rank_fusion
 from hindsight_tools.recall.hydrate import MemoryRow, chunks_plan, memories_plan
@@ -63,19 +63,21 @@ def recall_program(
     stages: dict[str, float] = {}
     started = time.perf_counter()
     query = truncate_to_tokens(request.query, MAX_QUERY_TOKENS)
-    query_vector = (yield Blocking(lambda: services.embedder.embed([query])[0]))
+    query_vector = yield Blocking(lambda: services.embedder.embed([query])[0])
     stages["embed"] = time.perf_counter() - started
     budget = recall_budget(request.budget, request.max_tokens, settings)
 
     mark = time.perf_counter()
-    arm_output: ParallelResult = yield Parallel(
-        dict(arm_plans(services, bank_id, request, query_vector, budget))
-    )
+    plans: dict[str, Plan[Any]] = {
+        str(name): plan
+        for name, plan in arm_plans(services, bank_id, request, query_vector, budget).items()
+    }
+    arm_output: ParallelResult = yield Parallel(plans)
     stages["arms"] = time.perf_counter() - mark
     results = [
-        ranked(name, value, seconds)
-        for name, (value, seconds) in arm_output.items()
-        if name in ARM_ORDER
+        ranked(name, arm_output[name][0], arm_output[name][1])
+        for name in ARM_ORDER
+        if name in arm_output
     ]
 
     mark = time.perf_counter()
@@ -90,24 +92,27 @@ def recall_program(
     head = [c for c in head if c.id in rows]  # a memory deleted since the arms ran is dropped
 
     mark = time.perf_counter()
-    documents = [rerank_document(rows[c.id].text, rows[c.id].context, rows[c.id].occurred_start) for c in head]
+    documents = [
+        rerank_document(rows[c.id].text, rows[c.id].context, rows[c.id].occurred_start)
+        for c in head
+    ]
     relevance: list[float] = yield Blocking(lambda: services.reranker.score(query, documents))
     stages["rerank"] = time.perf_counter() - mark
 
     # Boosts (recency, temporal proximity, proof count) multiply in here once they exist.
-    scored = sorted(
-        zip(head, relevance, strict=True), key=lambda pair: -pair[1]
-    )
+    scored = sorted(zip(head, relevance, strict=True), key=lambda pair: -pair[1])
     mark = time.perf_counter()
-    kept = fill_token_budget(
-        [((c, s), rows[c.id].text) for c, s in scored], request.max_tokens
-    )
+    kept = fill_token_budget([((c, s), rows[c.id].text) for c, s in scored], request.max_tokens)
     memories = [_memory(rows[c.id], c, s, tokens) for (c, s), tokens in kept]
     stages["token_filter"] = time.perf_counter() - mark
 
     chunks: list[RecalledChunk] = []
     if request.include_chunks:
-        chunk_ids = list(dict.fromkeys(rows[c.id].chunk_id for c, _ in scored if rows[c.id].chunk_id))
+        chunk_ids = list(
+            dict.fromkeys(
+                chunk_id for c, _ in scored if (chunk_id := rows[c.id].chunk_id) is not None
+            )
+        )
         fetched: ParallelResult = yield Parallel({"chunks": chunks_plan(bank_id, chunk_ids)})
         chunk_rows = fetched["chunks"][0]
         ordered = [chunk_rows[i] for i in chunk_ids if i in chunk_rows]
@@ -121,7 +126,9 @@ def recall_program(
                 tokens=tokens,
             )
             for row, (text, tokens, truncated) in zip(
-                ordered, fill_chunks([r.text for r in ordered], request.max_chunk_tokens), strict=False
+                ordered,
+                fill_chunks([r.text for r in ordered], request.max_chunk_tokens),
+                strict=False,
             )
         ]
 
@@ -138,7 +145,9 @@ def recall_program(
     return RecallResult(memories=memories, chunks=chunks, trace=trace)
 
 
-def _memory(row: MemoryRow, candidate: FusedCandidate, relevance: float, tokens: int) -> RecalledMemory:
+def _memory(
+    row: MemoryRow, candidate: FusedCandidate, relevance: float, tokens: int
+) -> RecalledMemory:
     scores = Scores(
         final=relevance,
         cross_encoder=relevance,
@@ -162,6 +171,6 @@ def _memory(row: MemoryRow, candidate: FusedCandidate, relevance: float, tokens:
         chunk_id=row.chunk_id,
         metadata=row.metadata,
         scores=scores,
-        source_ranks=dict(candidate.source_ranks),
+        source_ranks={str(arm): rank for arm, rank in candidate.source_ranks.items()},
         tokens=tokens,
     )

@@ -40,7 +40,7 @@ def semantic_plan(
 ) -> Plan[list[tuple[str, float]]]:
     yield Statement(_SCAN, None, "none")
     yield Statement(_EF, {"ef": str(max(limit, 40))}, "none")
-    query = sql.SQL(_QUERY).format(tags=tags_condition("m", tags, tags_match))  # type: ignore[arg-type]
+    query = sql.SQL(_QUERY).format(tags=tags_condition("m", tags, tags_match))
     rows = yield Statement(
         query,
         {

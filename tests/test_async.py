@@ -1,0 +1,59 @@
+"""The async engine runs the same programs on an async pool."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from hindsight_tools import AsyncMemoryEngine, InvalidRequestError, MemoryEngine, Settings
+
+
+def test_async_engine_retains_and_recalls(
+    engine: MemoryEngine, settings: Settings, bank: str
+) -> None:
+    async def scenario() -> list[str]:
+        async with AsyncMemoryEngine(engine.database_url, settings=settings) as aengine:
+            await aengine.retain(
+                bank,
+                [
+                    {"id": "a", "text": "Bruno plays the cello in an orchestra"},
+                    {"id": "b", "text": "The train to Vienna leaves at nine"},
+                ],
+            )
+            results = await asyncio.gather(
+                aengine.recall(bank, "Which instrument does Bruno play?"),
+                aengine.recall(bank, "When does the train leave?"),
+            )
+            with pytest.raises(InvalidRequestError, match="budget"):
+                await aengine.recall(bank, "x", budget="max")  # type: ignore[arg-type]
+            return [r.memories[0].id for r in results]
+
+    assert asyncio.run(scenario()) == ["a", "b"]
+    assert [m.id for m in engine.recall(bank, "cello").memories][:1] == ["a"]
+
+
+def test_sync_engine_gives_its_async_twin_on_the_same_store(
+    engine: MemoryEngine, bank: str
+) -> None:
+    engine.retain(bank, [{"id": "x", "text": "Quokkas live on Rottnest Island"}])
+
+    async def scenario() -> str:
+        twin = engine.aio
+        try:
+            return (await twin.recall(bank, "Where do quokkas live?")).memories[0].id
+        finally:
+            await twin.close()
+
+    assert asyncio.run(scenario()) == "x"
+    assert engine.recall(bank, "quokkas").memories[0].id == "x"  # the sync side is untouched
+
+
+def test_async_engine_with_the_embedded_default(settings: Settings, bank: str) -> None:
+    async def scenario() -> int:
+        async with AsyncMemoryEngine(settings=settings) as aengine:
+            result = await aengine.retain(bank, [{"text": "Embedded and async"}])
+            await aengine.delete_bank(bank)
+            return result.created
+
+    assert asyncio.run(scenario()) == 1

@@ -1,0 +1,109 @@
+"""The ``hindsight-tools`` command, run as a user would, against the session's server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from hindsight_tools import MemoryEngine, Settings
+from hindsight_tools.jsonl import item_from_record
+
+LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
+
+
+def cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HINDSIGHT_API_DATA_DIR": str(settings.data_dir)}
+    return subprocess.run(
+        [sys.executable, "-m", "hindsight_tools.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def test_locomo_records_map_onto_items() -> None:
+    record = {
+        "bank": "conv-26",
+        "id": "conv-26:D1:3",
+        "dia_id": "D1:3",
+        "document_id": "conv-26:session_1",
+        "session": 1,
+        "occurred_at": "2023-05-08T13:56:00",
+        "speaker": "Caroline",
+        "text": "Caroline: I went to a LGBTQ support group yesterday.",
+    }
+    assert item_from_record(record) == {
+        "id": "conv-26:D1:3",
+        "document_id": "conv-26:session_1",
+        "text": "Caroline: I went to a LGBTQ support group yesterday.",
+        "occurred_start": "2023-05-08T13:56:00",
+        "metadata": {"dia_id": "D1:3", "session": 1, "speaker": "Caroline"},
+    }
+
+
+def test_retain_and_recall_from_the_command_line(
+    settings: Settings, engine: MemoryEngine, bank: str, tmp_path: Path
+) -> None:
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(
+        '{"text": "Olga repairs vintage typewriters"}\n\n{"text": "Pedro grows tomatoes"}\n'
+    )
+    done = cli(settings, "retain", "--bank", bank, str(plain))
+    assert done.returncode == 0, done.stderr
+    assert "retained 2 memories" in done.stdout
+
+    out = cli(settings, "recall", "--bank", bank, "Who fixes old typewriters?", "--json")
+    assert out.returncode == 0, out.stderr
+    memories = json.loads(out.stdout)["memories"]
+    assert memories[0]["text"] == "Olga repairs vintage typewriters"
+
+    text = cli(settings, "recall", "--bank", bank, "tomatoes")
+    assert text.stdout.splitlines()[0].endswith("Pedro grows tomatoes")
+
+
+def test_retain_locomo_with_documents(
+    settings: Settings, engine: MemoryEngine, tmp_path: Path
+) -> None:
+    lines = [
+        line
+        for line in (LOCOMO / "memories.jsonl").read_text().splitlines()
+        if '"conv-26:session_1"' in line
+    ]
+    sample = tmp_path / "sample.jsonl"
+    sample.write_text("\n".join(lines[:6]) + "\n")
+    try:
+        done = cli(settings, "retain", str(sample), "--documents", str(LOCOMO / "documents.jsonl"))
+        assert done.returncode == 0, done.stderr
+        result = engine.recall("conv-26", "LGBTQ support group", include_chunks=True)
+        top = result.memories[0]
+        assert top.id == "conv-26:D1:3" and top.metadata["dia_id"] == "D1:3"
+        assert top.occurred_start is not None and top.occurred_start.year == 2023
+        assert len(result.chunks) == 1 and result.chunks[0].text.startswith("Caroline: Hey Mel!")
+    finally:
+        engine.delete_bank("conv-26")
+
+
+def test_bad_input_exits_2_with_the_reason(settings: Settings, bank: str, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "ok"}\n{"text": "x", "fact_type": "rumour"}\n')
+    done = cli(settings, "retain", "--bank", bank, str(bad))
+    assert done.returncode == 2
+    assert "items[1].fact_type" in done.stderr and "'world'" in done.stderr
+    no_bank = cli(settings, "retain", str(bad))
+    assert no_bank.returncode == 2 and "no --bank" in no_bank.stderr
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text("{not json\n")
+    broken = cli(settings, "retain", "--bank", bank, str(garbage))
+    assert broken.returncode == 2 and "garbage.jsonl:1" in broken.stderr
+
+
+def test_demo_runs_the_four_kinds_of_recall(settings: Settings) -> None:
+    done = cli(settings, "demo", "--bank", "demo-test")
+    assert done.returncode == 0, done.stderr
+    for kind in ("[names]", "[paraphrase]", "[time]", "[relations]"):
+        assert kind in done.stdout
+    assert "retained" in done.stdout
