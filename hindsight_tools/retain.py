@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from psycopg import sql
 from psycopg.types.json import Json
 
 from hindsight_tools._plan import Plan, Statement
@@ -146,10 +147,12 @@ WHERE e.bank_id = %(bank)s AND (e.name_key = ANY(%(keys)s) OR e.id = ANY(%(old_i
 _DROP_UNUSED_ENTITIES = """
 DELETE FROM entities WHERE bank_id = %(bank)s AND id = ANY(%(old_ids)s) AND mention_count = 0
 """
+_BANK_SIZE = "SELECT count(*) FROM memory_units WHERE bank_id = %(bank)s"
 # The HNSW index spans every bank: iterative scans keep walking it until the bank filter
 # has let through enough neighbours, instead of returning too few.
 _SEMANTIC_SCAN = "SET LOCAL hnsw.iterative_scan = relaxed_order"
 _SEMANTIC_EF = "SELECT set_config('hnsw.ef_search', %(ef)s, true)"
+# {order} is one of the two _NEIGHBOUR_ORDER entries, never user input.
 _SEMANTIC_LINKS = """
 INSERT INTO memory_links (bank_id, from_unit_id, to_unit_id, link_type, weight)
 SELECT %(bank)s, u.id, n.id, 'semantic', least(n.similarity, 1.0)
@@ -158,12 +161,16 @@ CROSS JOIN LATERAL (
     SELECT m.id, 1 - (m.embedding <=> u.embedding) AS similarity
     FROM memory_units m
     WHERE m.bank_id = %(bank)s AND m.id <> u.id
-    ORDER BY m.embedding <=> u.embedding
+    ORDER BY {order}
     LIMIT %(top_k)s
 ) n
 WHERE u.bank_id = %(bank)s AND u.id = ANY(%(ids)s) AND n.similarity >= %(threshold)s
 ON CONFLICT (bank_id, from_unit_id, to_unit_id, link_type) DO UPDATE SET weight = EXCLUDED.weight
 """
+# Ordering by the distance operator lets the planner walk the HNSW index (approximate);
+# ordering by the derived similarity can't use it and compares against every unit of the
+# bank (exact), which is the faster of the two until a bank holds a few thousand units.
+_NEIGHBOUR_ORDER = {"hnsw": "m.embedding <=> u.embedding", "exact": "similarity DESC"}
 _TEMPORAL_LINKS = """
 INSERT INTO memory_links (bank_id, from_unit_id, to_unit_id, link_type, weight)
 SELECT %(bank)s, u.id, n.id, 'temporal',
@@ -239,11 +246,15 @@ def retain_plan(
         yield Statement(_DROP_UNUSED_ENTITIES, counts, "none")
 
     if settings.semantic_link_top_k > 0:
-        ef = max(settings.semantic_link_top_k * 2, 40)
-        yield Statement(_SEMANTIC_SCAN, None, "none")
-        yield Statement(_SEMANTIC_EF, {"ef": str(ef)}, "none")
+        ((bank_size,),) = yield Statement(_BANK_SIZE, bank)
+        method = "exact" if bank_size <= settings.semantic_link_exact_max_units else "hnsw"
+        if method == "hnsw":
+            ef = max(settings.semantic_link_top_k * 2, 40)
+            yield Statement(_SEMANTIC_SCAN, None, "none")
+            yield Statement(_SEMANTIC_EF, {"ef": str(ef)}, "none")
+        query = sql.SQL(_SEMANTIC_LINKS).format(order=sql.SQL(_NEIGHBOUR_ORDER[method]))
         yield Statement(
-            _SEMANTIC_LINKS,
+            query,
             {
                 **bank,
                 "ids": ids,

@@ -62,6 +62,11 @@ class Settings(BaseSettings):
     retain_max_tags: int = Field(default=64, ge=0)
     semantic_link_threshold: float = Field(default=0.7, ge=0.0, le=1.0)
     semantic_link_top_k: int = Field(default=50, ge=0)
+    semantic_link_exact_max_units: int = Field(
+        default=2000,
+        ge=0,
+        description="Banks up to this size find link neighbours exactly; larger ones use HNSW.",
+    )
     temporal_link_window_hours: float = Field(default=24.0, gt=0)
     temporal_link_max: int = Field(default=20, ge=0)
 

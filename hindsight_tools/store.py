@@ -30,8 +30,7 @@ def redact(conninfo: str) -> str:
         params = psycopg.conninfo.conninfo_to_dict(conninfo)
     except psycopg.ProgrammingError:
         return "<unparsable connection string>"
-    params.pop("password", None)
-    return psycopg.conninfo.make_conninfo(**params)
+    return " ".join(f"{key}={value}" for key, value in params.items() if key != "password")
 
 
 def bootstrap(conninfo: str, dimension: int) -> list[int]:

@@ -52,6 +52,10 @@ CREATE TABLE memory_units (
     FOREIGN KEY (bank_id, chunk_id) REFERENCES chunks ON DELETE SET NULL (chunk_id)
 );
 
+-- Keep embeddings in the row: out-of-line (TOAST) storage made every distance computation
+-- fetch the vector from the TOAST table, several buffer reads per comparison.
+ALTER TABLE memory_units ALTER COLUMN embedding SET STORAGE MAIN;
+
 CREATE INDEX memory_units_embedding_hnsw ON memory_units
     USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
 CREATE INDEX memory_units_search ON memory_units USING gin (search_vector);

@@ -1,0 +1,95 @@
+"""Retain throughput on the LoCoMo dev set: memories/s end to end, split into embedding and DB.
+
+    .venv/bin/python benchmarks/retain_bench.py [--data ../shared/data/locomo-dev] [--batch 256]
+
+Each run starts from empty banks (they are deleted first) in a throw-away data directory,
+so figures are comparable between runs. Links (semantic, temporal) are built as in normal use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from hindsight_tools import MemoryEngine, Settings
+from hindsight_tools.embedding import Vectors, default_embedder
+from hindsight_tools.jsonl import item_from_record, read_records
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
+
+
+class TimedEmbedder:
+    """Wraps the real embedder and adds up the time spent in it."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.seconds = 0.0
+        self.name = inner.name
+        self.dimension = inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        started = time.perf_counter()
+        try:
+            return self.inner.embed(texts)  # type: ignore[no-any-return]
+        finally:
+            self.seconds += time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--batch", type=int, default=256)
+    args = parser.parse_args()
+
+    by_bank: dict[str, list[dict[str, Any]]] = {}
+    for _, record in read_records(args.data / "memories.jsonl"):
+        by_bank.setdefault(record["bank"], []).append(item_from_record(record))
+    total = sum(len(v) for v in by_bank.values())
+
+    data_dir = Path(tempfile.mkdtemp(prefix="htb-", dir="/tmp"))
+    settings = Settings(data_dir=data_dir)
+    embedder = TimedEmbedder(
+        default_embedder(settings.embeddings_model, settings.embeddings_batch_size)
+    )
+    embedder.embed(["warm-up"])  # model load and first-call overhead are not retain time
+    embedder.seconds = 0.0
+    try:
+        with MemoryEngine(settings=settings, embedder=embedder) as engine:
+            started = time.perf_counter()
+            with tqdm(total=total, unit="memory", desc="retain") as bar:
+                for bank, items in by_bank.items():
+                    iterator = iter(items)
+                    while batch := list(islice(iterator, args.batch)):
+                        engine.retain(bank, batch)
+                        bar.update(len(batch))
+            elapsed = time.perf_counter() - started
+            with engine._pool.connection() as conn:
+                links = dict(
+                    conn.execute(
+                        "SELECT link_type, count(*) FROM memory_links GROUP BY link_type"
+                    ).fetchall()
+                )
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+    database = elapsed - embedder.seconds
+    print(f"memories: {total} in {len(by_bank)} banks, batch size {args.batch}")
+    print(f"end to end: {elapsed:.1f} s = {total / elapsed:.0f} memories/s")
+    print(f"embedding:  {embedder.seconds:.1f} s = {total / embedder.seconds:.0f} memories/s")
+    print(
+        f"database:   {database:.1f} s = {total / database:.0f} memories/s "
+        f"(entities, chunks, links included)"
+    )
+    print(f"links: {links}")
+
+
+if __name__ == "__main__":
+    main()
