@@ -29,11 +29,18 @@ class Statement:
 
     ``mode`` says what the plan gets back: ``rows`` (all rows), ``none`` (an empty list), or
     ``many`` (``params`` is a sequence of parameter sets, run with ``executemany``).
+    ``cancellable``: the statement runs in a savepoint, and if it is cancelled (statement
+    timeout) the plan gets :class:`Cancelled` back instead of the transaction failing.
     """
 
     query: Query
     params: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None
     mode: Literal["rows", "none", "many"] = "rows"
+    cancellable: bool = False
+
+
+class Cancelled(list[Row]):
+    """The rows of a ``cancellable`` statement that hit its time limit: none."""
 
 
 Plan = Generator[Statement, Rows, T]
@@ -45,6 +52,26 @@ def _store_error(exc: psycopg.Error) -> StoreError:
 
 
 def _execute(cur: psycopg.Cursor[Row], stmt: Statement) -> Rows:
+    if stmt.cancellable:
+        try:
+            with cur.connection.transaction():
+                return _run(cur, stmt)
+        except psycopg.errors.QueryCanceled:
+            return Cancelled()
+    return _run(cur, stmt)
+
+
+async def _aexecute(cur: psycopg.AsyncCursor[Row], stmt: Statement) -> Rows:
+    if stmt.cancellable:
+        try:
+            async with cur.connection.transaction():
+                return await _arun(cur, stmt)
+        except psycopg.errors.QueryCanceled:
+            return Cancelled()
+    return await _arun(cur, stmt)
+
+
+def _run(cur: psycopg.Cursor[Row], stmt: Statement) -> Rows:
     if stmt.mode == "many":
         cur.executemany(stmt.query, stmt.params or [])  # type: ignore[arg-type]
         return []
@@ -52,7 +79,7 @@ def _execute(cur: psycopg.Cursor[Row], stmt: Statement) -> Rows:
     return cur.fetchall() if stmt.mode == "rows" and cur.description is not None else []
 
 
-async def _aexecute(cur: psycopg.AsyncCursor[Row], stmt: Statement) -> Rows:
+async def _arun(cur: psycopg.AsyncCursor[Row], stmt: Statement) -> Rows:
     if stmt.mode == "many":
         await cur.executemany(stmt.query, stmt.params or [])  # type: ignore[arg-type]
         return []

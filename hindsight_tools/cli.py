@@ -33,6 +33,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     retain.add_argument("--batch-size", type=int, default=256)
 
+    evaluate = commands.add_parser(
+        "eval", help="turn-level recall@k on a LoCoMo-format directory (memories, queries)"
+    )
+    evaluate.add_argument("directory", type=Path)
+    evaluate.add_argument(
+        "--arms",
+        nargs="+",
+        choices=["semantic", "bm25", "graph", "temporal"],
+        help="arms to run (default: all four)",
+    )
+    evaluate.add_argument("--keyword", choices=["bm25", "native"], help="keyword arm backend")
+    evaluate.add_argument("--budget", choices=["low", "mid", "high"], default="mid")
+    evaluate.add_argument("--banks", nargs="+", help="only these conversations")
+    evaluate.add_argument("--limit", type=int, help="at most this many questions per bank")
+    evaluate.add_argument(
+        "--reuse", action="store_true", help="keep the banks retained by an earlier run"
+    )
+    evaluate.add_argument("--json", type=Path, help="also write the full report here")
+
     recall = commands.add_parser("recall", help="recall memories for a query")
     recall.add_argument("query")
     recall.add_argument("--bank", required=True)
@@ -58,6 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             run_demo(args.bank)
         elif args.command == "retain":
             _retain(args)
+        elif args.command == "eval":
+            _evaluate(args)
         else:
             _recall(args)
     except HindsightError as exc:
@@ -93,6 +114,36 @@ def _retain(args: argparse.Namespace) -> None:
                 engine.retain(bank, batch)
                 bar.update(len(batch))
     print(f"retained {total} memories into {len(by_bank)} bank(s)")
+
+
+def _evaluate(args: argparse.Namespace) -> None:
+    from hindsight_tools.engine import MemoryEngine
+    from hindsight_tools.evaluation import format_report, load_dataset, run_eval
+    from hindsight_tools.settings import Settings
+
+    overrides: dict[str, Any] = {}
+    if args.arms:
+        overrides["recall_arms"] = tuple(args.arms)
+    if args.keyword:
+        overrides["text_search_extension"] = args.keyword
+    settings = Settings().model_copy(update=overrides)
+    dataset = load_dataset(args.directory)
+    with MemoryEngine(settings=settings) as engine:
+        report = run_eval(
+            engine,
+            dataset,
+            budget=args.budget,
+            banks=args.banks,
+            limit=args.limit,
+            fresh=not args.reuse,
+        )
+    print(
+        f"arms: {', '.join(settings.recall_arms)}; keyword backend: "
+        f"{settings.text_search_extension}; budget: {args.budget}"
+    )
+    print(format_report(report))
+    if args.json:
+        args.json.write_text(report.to_json())
 
 
 def _recall(args: argparse.Namespace) -> None:

@@ -33,6 +33,7 @@ from hindsight_tools.models import (
     RetainResult,
     TagsMatch,
 )
+from hindsight_tools.recall.keyword import keyword_backend
 from hindsight_tools.recall.pipeline import RecallServices, recall_program
 from hindsight_tools.recall.rerank import PassthroughReranker, Reranker
 from hindsight_tools.retain import prepare_items, retain_plan
@@ -68,7 +69,13 @@ class _EngineCore:
         )
         self.entity_extractor = entity_extractor or extract_entities
         self.reranker = reranker or PassthroughReranker()
-        self.recall_services = RecallServices(settings, self.embedder, self.reranker)
+        self.recall_services = RecallServices(
+            settings,
+            self.embedder,
+            self.reranker,
+            self.entity_extractor,
+            keyword_backend(settings.text_search_extension, settings.bm25_k1, settings.bm25_b),
+        )
 
     def connect(self) -> tuple[str, EmbeddedServer | None]:
         """The database URL to use (starting the embedded server if none is set), migrated."""

@@ -194,7 +194,7 @@ class RecallTrace(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     arms: dict[str, ArmTrace]
-    time_window: tuple[datetime, datetime | None] | None = None
+    time_window: tuple[datetime | None, datetime | None] | None = None
     recall_budget: int
     reranker: str
     stages: dict[str, float] = Field(default_factory=dict)

@@ -112,20 +112,51 @@ WHERE bank_id = %(bank)s
 _UPSERT_UNIT = """
 INSERT INTO memory_units (
     bank_id, id, text, context, fact_type, embedding, occurred_start, occurred_end,
-    mentioned_at, tags, proof_count, document_id, chunk_id, metadata, search_vector)
+    mentioned_at, tags, proof_count, document_id, chunk_id, metadata, search_vector,
+    search_length)
 VALUES (
     %(bank)s, %(id)s, %(text)s, %(context)s, %(fact_type)s, %(embedding)s, %(occurred_start)s,
     %(occurred_end)s, %(mentioned_at)s, %(tags)s, %(proof_count)s, %(document_id)s,
     %(chunk_id)s, %(metadata)s,
     to_tsvector(%(language)s::regconfig,
-                concat_ws(' ', %(text)s::text, %(context)s::text, %(entity_text)s::text)))
+                concat_ws(' ', %(text)s::text, %(context)s::text, %(entity_text)s::text)),
+    (SELECT coalesce(sum(coalesce(cardinality(t.positions), 1)), 0)
+     FROM unnest(to_tsvector(%(language)s::regconfig,
+                 concat_ws(' ', %(text)s::text, %(context)s::text, %(entity_text)s::text))) t))
 ON CONFLICT (bank_id, id) DO UPDATE SET
     text = EXCLUDED.text, context = EXCLUDED.context, fact_type = EXCLUDED.fact_type,
     embedding = EXCLUDED.embedding, occurred_start = EXCLUDED.occurred_start,
     occurred_end = EXCLUDED.occurred_end, mentioned_at = EXCLUDED.mentioned_at,
     tags = EXCLUDED.tags, proof_count = EXCLUDED.proof_count,
     document_id = EXCLUDED.document_id, chunk_id = EXCLUDED.chunk_id,
-    metadata = EXCLUDED.metadata, search_vector = EXCLUDED.search_vector, updated_at = now()
+    metadata = EXCLUDED.metadata, search_vector = EXCLUDED.search_vector,
+    search_length = EXCLUDED.search_length, updated_at = now()
+"""
+# BM25 statistics: postings and document frequencies move with every (re-)retained memory.
+_DROP_TERMS = """
+WITH gone AS (
+    DELETE FROM memory_terms WHERE bank_id = %(bank)s AND unit_id = ANY(%(ids)s) RETURNING term
+), counts AS (SELECT term, count(*) AS n FROM gone GROUP BY term)
+UPDATE bank_terms b SET df = b.df - counts.n
+FROM counts WHERE b.bank_id = %(bank)s AND b.term = counts.term
+"""
+_DROP_UNUSED_TERMS = "DELETE FROM bank_terms WHERE bank_id = %(bank)s AND df <= 0"
+_ADD_TERMS = """
+WITH added AS (
+    INSERT INTO memory_terms (bank_id, term, unit_id, tf)
+    SELECT u.bank_id, t.lexeme, u.id, coalesce(cardinality(t.positions), 1)
+    FROM memory_units u CROSS JOIN LATERAL unnest(u.search_vector) t
+    WHERE u.bank_id = %(bank)s AND u.id = ANY(%(ids)s)
+    RETURNING term
+)
+INSERT INTO bank_terms (bank_id, term, df)
+SELECT %(bank)s, term, count(*) FROM added GROUP BY term
+ON CONFLICT (bank_id, term) DO UPDATE SET df = bank_terms.df + EXCLUDED.df
+"""
+_BANK_TOTALS = """
+UPDATE banks SET (doc_count, total_length) = (
+    SELECT count(*), coalesce(sum(search_length), 0) FROM memory_units WHERE bank_id = %(bank)s)
+WHERE bank_id = %(bank)s
 """
 _INSERT_ENTITIES = """
 INSERT INTO entities (bank_id, canonical_name, name_key)
@@ -224,8 +255,13 @@ def retain_plan(
     if existing:
         yield Statement(_DROP_LINKS, {**bank, "ids": sorted(existing)}, "none")
 
+    if existing:
+        yield Statement(_DROP_TERMS, {**bank, "ids": sorted(existing)}, "none")
+        yield Statement(_DROP_UNUSED_TERMS, bank, "none")
     rows = [_unit_params(bank_id, p, embeddings[p.index], settings) for p in prepared]
     yield Statement(_UPSERT_UNIT, rows, "many")
+    yield Statement(_ADD_TERMS, {**bank, "ids": ids}, "none")
+    yield Statement(_BANK_TOTALS, bank, "none")
 
     names = {entity_key(n): n for p in prepared for n in p.entities}
     pairs = [(p.id, entity_key(n)) for p in prepared for n in p.entities]

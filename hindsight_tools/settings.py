@@ -71,8 +71,23 @@ class Settings(BaseSettings):
     temporal_link_max: int = Field(default=20, ge=0)
 
     # Recall
+    text_search_extension: Literal["bm25", "native"] = Field(
+        default="bm25", description="Keyword arm backend (see hindsight_tools.recall.keyword)."
+    )
     text_search_extension_native_language: str = Field(default="english")
+    bm25_k1: float = Field(default=1.2, gt=0)
+    bm25_b: float = Field(default=0.75, ge=0, le=1)
+    recall_arms: tuple[Literal["semantic", "bm25", "graph", "temporal"], ...] = Field(
+        default=("semantic", "bm25", "graph", "temporal"),
+        min_length=1,
+        description="Arms that run on recall; switch some off to measure each one's share.",
+    )
     semantic_min_similarity: float = Field(default=0.3, ge=-1.0, le=1.0)
+    graph_per_entity_limit: int = Field(default=200, ge=1)
+    graph_timeout: float = Field(
+        default=10.0, gt=0, description="Seconds before the graph arm drops its entity signal."
+    )
+    temporal_min_similarity: float = Field(default=0.1, ge=-1.0, le=1.0)
     reranker_max_candidates: int = Field(default=300, ge=1)
     recall_budget_function: Literal["fixed", "adaptive"] = "fixed"
     recall_budget_low: int = Field(default=100, ge=1)

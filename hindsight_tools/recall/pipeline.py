@@ -9,6 +9,7 @@ from typing import Any
 from hindsight_tools._plan import Plan
 from hindsight_tools._program import Blocking, Parallel, ParallelResult, Program
 from hindsight_tools.embedding import Embedder
+from hindsight_tools.entities import EntityExtractor
 from hindsight_tools.models import (
     ArmTrace,
     RecalledChunk,
@@ -21,11 +22,15 @@ from hindsight_tools.models import (
 from hindsight_tools.recall.arms import ARM_ORDER, ArmName, ranked
 from hindsight_tools.recall.budget import recall_budget
 from hindsight_tools.recall.fusion import FusedCandidate, reciprocal_rank_fusion
+from hindsight_tools.recall.graph import GraphQuery, graph_plan
 from hindsight_tools.recall.hydrate import MemoryRow, chunks_plan, memories_plan
+from hindsight_tools.recall.keyword import KeywordBackend, KeywordQuery
 from hindsight_tools.recall.rerank import Reranker, rerank_document
 from hindsight_tools.recall.semantic import semantic_plan
+from hindsight_tools.recall.temporal_arm import TemporalQuery, temporal_plan
 from hindsight_tools.recall.token_budget import fill_chunks, fill_token_budget
 from hindsight_tools.settings import Settings
+from hindsight_tools.temporal import TimeWindow, extract_time_window
 from hindsight_tools.tokens import truncate_to_tokens
 
 MAX_QUERY_TOKENS = 500
@@ -36,24 +41,76 @@ class RecallServices:
     settings: Settings
     embedder: Embedder
     reranker: Reranker
+    entity_extractor: EntityExtractor
+    keyword: KeywordBackend
 
 
 def arm_plans(
-    services: RecallServices, bank_id: str, request: RecallRequest, query_vector: Any, budget: int
+    services: RecallServices,
+    bank_id: str,
+    request: RecallRequest,
+    query: str,
+    query_vector: Any,
+    window: TimeWindow | None,
+    budget: int,
 ) -> dict[ArmName, Plan[list[tuple[str, float]]]]:
-    """The database query of every active arm; more arms slot in here."""
+    """The database query of every enabled arm, each bounded by the recall budget."""
     settings = services.settings
-    return {
-        "semantic": semantic_plan(
+    types = request.fact_types()
+    plans: dict[ArmName, Plan[list[tuple[str, float]]]] = {}
+    enabled = set(settings.recall_arms)
+    if "semantic" in enabled:
+        plans["semantic"] = semantic_plan(
             bank_id,
             query_vector,
-            request.fact_types(),
+            types,
             request.tags,
             request.tags_match,
             limit=max(budget, 20),
             min_similarity=settings.semantic_min_similarity,
-        ),
-    }
+        )
+    if "bm25" in enabled:
+        plans["bm25"] = services.keyword.plan(
+            KeywordQuery(
+                bank_id=bank_id,
+                text=query,
+                types=types,
+                tags=request.tags,
+                tags_match=request.tags_match,
+                limit=budget,
+                language=settings.text_search_extension_native_language,
+            )
+        )
+    if "graph" in enabled:
+        plans["graph"] = graph_plan(
+            GraphQuery(
+                bank_id=bank_id,
+                query_vector=query_vector,
+                query_entities=tuple(services.entity_extractor(query)),
+                types=types,
+                tags=request.tags,
+                tags_match=request.tags_match,
+                limit=budget,
+                min_similarity=settings.semantic_min_similarity,
+                per_entity_limit=settings.graph_per_entity_limit,
+                timeout_seconds=settings.graph_timeout,
+            )
+        )
+    if "temporal" in enabled and window is not None:
+        plans["temporal"] = temporal_plan(
+            TemporalQuery(
+                bank_id=bank_id,
+                query_vector=query_vector,
+                start=window.start,
+                end=window.end,
+                types=types,
+                tags=request.tags,
+                tags_match=request.tags_match,
+                limit=budget,
+                min_similarity=settings.temporal_min_similarity,
+            )
+        )
+    return plans
 
 
 def recall_program(
@@ -66,11 +123,16 @@ def recall_program(
     query_vector = yield Blocking(lambda: services.embedder.embed([query])[0])
     stages["embed"] = time.perf_counter() - started
     budget = recall_budget(request.budget, request.max_tokens, settings)
+    mark = time.perf_counter()
+    window = extract_time_window(query, request.now())
+    stages["time_parse"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
     plans: dict[str, Plan[Any]] = {
         str(name): plan
-        for name, plan in arm_plans(services, bank_id, request, query_vector, budget).items()
+        for name, plan in arm_plans(
+            services, bank_id, request, query, query_vector, window, budget
+        ).items()
     }
     arm_output: ParallelResult = yield Parallel(plans)
     stages["arms"] = time.perf_counter() - mark
@@ -137,7 +199,7 @@ def recall_program(
         stages["total"] = time.perf_counter() - started
         trace = RecallTrace(
             arms={r.arm: ArmTrace(candidates=len(r.hits), seconds=r.seconds) for r in results},
-            time_window=None,
+            time_window=None if window is None else (window.start, window.end),
             recall_budget=budget,
             reranker=services.reranker.name,
             stages=stages,

@@ -1,0 +1,153 @@
+"""Graph arm: link expansion from the query's best semantic hits (SPEC §5).
+
+Seeds are the top ``GRAPH_SEED_LIMIT`` semantic hits with similarity ≥ 0.3 — plus, beyond
+the reference, the bank's entities that the query names (matched with pg_trgm, so "Mel"
+finds "Mel" and "Melanie's" finds "Melanie"). Each candidate sums three signals:
+
+* entity: ``tanh(0.5 · shared)`` over the seed entities it mentions, each entity expanded to
+  at most ``per_entity_limit`` memories so a hub like "user" can't explode the join;
+* semantic: the strongest precomputed semantic link to a seed, either direction;
+* causal: the strongest causal link from a seed.
+
+Additive on purpose: a memory linked only causally still scores. The seeds themselves are
+left out (the semantic arm already ranks them). The whole query runs under a time limit;
+past it the entity signal is dropped and the cheaper link signals are returned.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg import sql
+
+from hindsight_tools._plan import Cancelled, Plan, Statement
+from hindsight_tools.models import FactType, TagsMatch
+from hindsight_tools.recall.filters import tags_condition
+
+_logger = logging.getLogger(__name__)
+GRAPH_SEED_LIMIT = 20
+ENTITY_MATCH_SIMILARITY = 0.5
+_CAUSAL = "('causes', 'caused_by', 'enables', 'prevents')"
+
+
+@dataclass(frozen=True)
+class GraphQuery:
+    bank_id: str
+    query_vector: Any
+    query_entities: tuple[str, ...]
+    types: tuple[FactType, ...]
+    tags: list[str] | None
+    tags_match: TagsMatch
+    limit: int
+    min_similarity: float
+    per_entity_limit: int
+    timeout_seconds: float
+
+
+_SEEDS = """
+seeds AS (
+    SELECT s.id FROM (
+        SELECT m.id, 1 - (m.embedding <=> %(query_vector)s) AS similarity
+        FROM memory_units m WHERE m.bank_id = %(bank)s
+        ORDER BY m.embedding <=> %(query_vector)s
+        LIMIT %(seed_limit)s
+    ) s WHERE s.similarity >= %(min_similarity)s
+)"""
+
+_ENTITY_SIGNAL = """,
+seed_entities AS (
+    SELECT ue.entity_id FROM unit_entities ue JOIN seeds s ON ue.unit_id = s.id
+    WHERE ue.bank_id = %(bank)s
+    UNION
+    SELECT e.id FROM entities e, unnest(%(query_entities)s::text[]) AS q(name)
+    WHERE e.bank_id = %(bank)s
+      AND similarity(e.canonical_name, q.name) >= %(entity_similarity)s
+),
+entity_signal AS (
+    SELECT x.unit_id, tanh(0.5 * count(DISTINCT se.entity_id)) AS score
+    FROM seed_entities se
+    CROSS JOIN LATERAL (
+        SELECT ue.unit_id FROM unit_entities ue
+        WHERE ue.entity_id = se.entity_id
+        ORDER BY ue.unit_id
+        LIMIT %(per_entity_limit)s
+    ) x
+    GROUP BY x.unit_id
+)"""
+
+_LINK_SIGNALS = """,
+semantic_signal AS (
+    SELECT other AS unit_id, max(weight) AS score FROM (
+        SELECT l.to_unit_id AS other, l.weight FROM memory_links l JOIN seeds s
+            ON l.from_unit_id = s.id
+        WHERE l.bank_id = %(bank)s AND l.link_type = 'semantic'
+        UNION ALL
+        SELECT l.from_unit_id, l.weight FROM memory_links l JOIN seeds s ON l.to_unit_id = s.id
+        WHERE l.bank_id = %(bank)s AND l.link_type = 'semantic'
+    ) linked GROUP BY other
+),
+causal_signal AS (
+    SELECT l.to_unit_id AS unit_id, max(l.weight) AS score
+    FROM memory_links l JOIN seeds s ON l.from_unit_id = s.id
+    WHERE l.bank_id = %(bank)s AND l.link_type IN {causal}
+    GROUP BY l.to_unit_id
+)"""
+
+_COMBINE = """
+SELECT c.unit_id, sum(c.score) AS score
+FROM ({signals}) c
+JOIN memory_units m ON m.bank_id = %(bank)s AND m.id = c.unit_id
+WHERE c.unit_id NOT IN (SELECT id FROM seeds)
+  AND m.fact_type = ANY(%(types)s) AND {tags}
+GROUP BY c.unit_id
+ORDER BY score DESC, c.unit_id
+LIMIT %(limit)s
+"""
+
+
+def _query(with_entities: bool, tags: sql.Composable) -> sql.Composed:
+    signals = [
+        "SELECT unit_id, score FROM semantic_signal",
+        "SELECT unit_id, score FROM causal_signal",
+    ]
+    ctes = _SEEDS + (_ENTITY_SIGNAL if with_entities else "") + _LINK_SIGNALS
+    if with_entities:
+        signals.insert(0, "SELECT unit_id, score FROM entity_signal")
+    text = "WITH " + ctes + _COMBINE
+    return sql.SQL(text).format(
+        causal=sql.SQL(_CAUSAL),
+        signals=sql.SQL(" UNION ALL ".join(signals)),
+        tags=tags,
+    )
+
+
+def graph_plan(query: GraphQuery) -> Plan[list[tuple[str, float]]]:
+    params = {
+        "bank": query.bank_id,
+        "query_vector": query.query_vector,
+        "query_entities": list(query.query_entities),
+        "seed_limit": GRAPH_SEED_LIMIT,
+        "min_similarity": query.min_similarity,
+        "entity_similarity": ENTITY_MATCH_SIMILARITY,
+        "per_entity_limit": query.per_entity_limit,
+        "types": list(query.types),
+        "tags": query.tags or [],
+        "limit": query.limit,
+    }
+    tags = tags_condition("m", query.tags, query.tags_match)
+    timeout_ms = max(int(query.timeout_seconds * 1000), 1)
+    yield Statement(
+        "SELECT set_config('statement_timeout', %(ms)s, true)", {"ms": str(timeout_ms)}, "none"
+    )
+    rows = yield Statement(_query(True, tags), params, cancellable=True)
+    yield Statement("SELECT set_config('statement_timeout', '0', true)", None, "none")
+    if isinstance(rows, Cancelled):
+        _logger.warning(
+            "graph arm passed its %.3f s limit in bank %r; entity signal dropped",
+            query.timeout_seconds,
+            query.bank_id,
+        )
+        rows = yield Statement(_query(False, tags), params)
+    return [(str(r[0]), float(r[1])) for r in rows]

@@ -1,0 +1,118 @@
+"""Temporal arm: memories dated inside the query's time window, then along time links (SPEC §5).
+
+Active only when the query names a time (``hindsight_tools.temporal``). Direct hits are the
+memories whose date range (``occurred_start..occurred_end``, else ``mentioned_at``) overlaps
+the window, ranked by similarity to the query (≥ 0.1). From the best ``ENTRY_POINTS`` of
+them the score spreads along temporal and causal links, times ``HOP_DECAY`` per hop, for at most
+``MAX_HOPS`` hops and never below ``MIN_SPREAD_SCORE``. The window ranks, it doesn't filter:
+the other arms still return undated or out-of-window memories.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from psycopg import sql
+
+from hindsight_tools._plan import Plan, Statement
+from hindsight_tools.models import FactType, TagsMatch
+from hindsight_tools.recall.filters import tags_condition
+
+ENTRY_POINTS = 10
+MAX_HOPS = 5
+HOP_DECAY = 0.7
+MIN_SPREAD_SCORE = 0.2
+_SPREAD_LINKS = ("temporal", "causes", "caused_by", "enables", "prevents")
+
+
+@dataclass(frozen=True)
+class TemporalQuery:
+    bank_id: str
+    query_vector: Any
+    start: datetime | None
+    end: datetime | None
+    types: tuple[FactType, ...]
+    tags: list[str] | None
+    tags_match: TagsMatch
+    limit: int
+    min_similarity: float
+
+
+_DIRECT = """
+SELECT m.id, 1 - (m.embedding <=> %(query_vector)s) AS similarity
+FROM memory_units m
+WHERE m.bank_id = %(bank)s
+  AND m.event_time <= coalesce(%(end)s::timestamptz, 'infinity')
+  AND coalesce(m.occurred_end, m.event_time) >= coalesce(%(start)s::timestamptz, '-infinity')
+  AND m.fact_type = ANY(%(types)s) AND {tags}
+  AND 1 - (m.embedding <=> %(query_vector)s) >= %(min_similarity)s
+ORDER BY similarity DESC, m.id
+LIMIT %(limit)s
+"""
+# Temporal links are stored one way (newer -> older) but mean "close in time" both ways;
+# causal links are followed in the direction they were given.
+_NEIGHBOURS = """
+SELECT l.from_unit_id, l.to_unit_id FROM memory_links l
+WHERE l.bank_id = %(bank)s AND l.from_unit_id = ANY(%(frontier)s) AND l.link_type = ANY(%(links)s)
+UNION
+SELECT l.to_unit_id, l.from_unit_id FROM memory_links l
+WHERE l.bank_id = %(bank)s AND l.to_unit_id = ANY(%(frontier)s) AND l.link_type = 'temporal'
+"""
+_ALLOWED = """
+SELECT m.id FROM memory_units m
+WHERE m.bank_id = %(bank)s AND m.id = ANY(%(ids)s) AND m.fact_type = ANY(%(types)s) AND {tags}
+"""
+
+
+def temporal_plan(query: TemporalQuery) -> Plan[list[tuple[str, float]]]:
+    tags = tags_condition("m", query.tags, query.tags_match)
+    base = {
+        "bank": query.bank_id,
+        "types": list(query.types),
+        "tags": query.tags or [],
+    }
+    rows = yield Statement(
+        sql.SQL(_DIRECT).format(tags=tags),
+        {
+            **base,
+            "query_vector": query.query_vector,
+            "start": query.start,
+            "end": query.end,
+            "limit": query.limit,
+            "min_similarity": query.min_similarity,
+        },
+    )
+    scores = {str(r[0]): float(r[1]) for r in rows}
+    entry = sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))[:ENTRY_POINTS]
+    spread: dict[str, float] = {}
+    frontier = dict(entry)
+    for _ in range(MAX_HOPS):
+        frontier = {
+            k: v * HOP_DECAY for k, v in frontier.items() if v * HOP_DECAY >= MIN_SPREAD_SCORE
+        }
+        if not frontier:
+            break
+        links = yield Statement(
+            _NEIGHBOURS,
+            {"bank": query.bank_id, "frontier": list(frontier), "links": list(_SPREAD_LINKS)},
+        )
+        reached: dict[str, float] = {}
+        for source, target in links:
+            score = frontier[str(source)]
+            target = str(target)
+            if score > max(
+                scores.get(target, 0.0), spread.get(target, 0.0), reached.get(target, 0.0)
+            ):
+                reached[target] = score
+        spread.update(reached)
+        frontier = reached
+    if spread:
+        allowed = yield Statement(
+            sql.SQL(_ALLOWED).format(tags=tags), {**base, "ids": list(spread)}
+        )
+        for (unit_id,) in allowed:
+            scores.setdefault(str(unit_id), spread[str(unit_id)])
+    ranked = sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
+    return ranked[: query.limit]

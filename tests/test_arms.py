@@ -1,0 +1,254 @@
+"""Graph and temporal arms, and the four arms together, on the real store."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from hindsight_tools import MemoryEngine
+from hindsight_tools.recall.graph import GraphQuery, graph_plan
+from hindsight_tools.recall.temporal_arm import TemporalQuery, temporal_plan
+
+ALL_TYPES = ("world", "experience", "observation")
+
+
+def graph(engine: MemoryEngine, bank: str, query: str, **overrides: Any) -> dict[str, float]:
+    fields: dict[str, Any] = {
+        "bank_id": bank,
+        "query_vector": engine._core.embedder.embed([query])[0],
+        "query_entities": tuple(engine._core.entity_extractor(query)),
+        "types": ALL_TYPES,
+        "tags": None,
+        "tags_match": "any",
+        "limit": 100,
+        "min_similarity": 0.3,
+        "per_entity_limit": 200,
+        "timeout_seconds": 10.0,
+    }
+    fields.update(overrides)
+    return dict(engine._run(graph_plan(GraphQuery(**fields))))
+
+
+@pytest.fixture
+def linked(engine: MemoryEngine, bank: str) -> str:
+    engine.retain(
+        bank,
+        [
+            {
+                "id": "seed",
+                "text": "Nadia adopted a rescue greyhound named Pixel",
+                "entities": ["Nadia", "Pixel"],
+            },
+            {"id": "same-entity", "text": "Pixel hates thunderstorms", "entities": ["Pixel"]},
+            {
+                "id": "two-entities",
+                "text": "Nadia bought Pixel a raincoat",
+                "entities": ["Nadia", "Pixel"],
+            },
+            {
+                "id": "unrelated",
+                "text": "The bakery on Elm Street sells rye bread",
+                "entities": ["Elm Street"],
+            },
+            {
+                "id": "named",
+                "text": "Quentin repaired the roof last autumn",
+                "entities": ["Quentin"],
+            },
+        ],
+    )
+    engine.retain(
+        bank,
+        [
+            {
+                "id": "effect",
+                "text": "The neighbours complained about noise",
+                "entities": [],
+                "causal_links": [{"target_id": "seed", "link_type": "caused_by", "weight": 0.9}],
+            }
+        ],
+    )
+    engine.retain(
+        bank,
+        [
+            {
+                "id": "seed",
+                "text": "Nadia adopted a rescue greyhound named Pixel",
+                "entities": ["Nadia", "Pixel"],
+                "causal_links": [{"target_id": "effect", "link_type": "causes", "weight": 0.8}],
+            }
+        ],
+    )
+    return bank
+
+
+SEED_TEXT = "Nadia adopted a rescue greyhound named Pixel"
+
+
+def test_graph_scores_entities_and_causal_links(engine: MemoryEngine, linked: str) -> None:
+    # A high similarity floor makes the seed memory the only seed.
+    scores = graph(engine, linked, SEED_TEXT, min_similarity=0.95)
+    assert "seed" not in scores  # seeds are the semantic arm's business
+    assert scores["two-entities"] > scores["same-entity"]
+    assert scores["same-entity"] == pytest.approx(0.4621, abs=1e-3)  # tanh(0.5 · 1 shared)
+    assert scores["effect"] >= 0.8  # linked only causally, from the seed
+    assert "unrelated" not in scores
+
+
+def test_entities_named_in_the_query_are_seeds(engine: MemoryEngine, linked: str) -> None:
+    assert "named" not in graph(engine, linked, SEED_TEXT, min_similarity=0.95)
+    scores = graph(engine, linked, "Tell me about Quentin", min_similarity=0.95)
+    assert scores["named"] == pytest.approx(0.4621, abs=1e-3)
+
+
+def test_graph_respects_filters(engine: MemoryEngine, linked: str) -> None:
+    scores = graph(engine, linked, SEED_TEXT, min_similarity=0.95, types=("observation",))
+    assert scores == {}
+
+
+@pytest.fixture
+def crowded(engine: MemoryEngine, bank: str) -> str:
+    engine.retain(
+        bank,
+        [
+            {
+                "text": f"Team note {i}: Orla and Bram discussed the Falcon project",
+                "entities": ["Orla", "Bram", "Falcon"],
+            }
+            for i in range(300)
+        ]
+        + [{"id": "cause", "text": "The Falcon project was cancelled", "entities": ["Falcon"]}],
+    )
+    return bank
+
+
+def test_graph_drops_the_entity_signal_past_its_time_limit(
+    engine: MemoryEngine, crowded: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    full = graph(engine, crowded, "What did Orla and Bram discuss about Falcon?")
+    assert any(score >= 0.9 for score in full.values())  # three shared entities: tanh(1.5)
+    with caplog.at_level(logging.WARNING):
+        hurried = graph(
+            engine, crowded, "What did Orla and Bram discuss about Falcon?", timeout_seconds=0.001
+        )
+    assert "entity signal dropped" in caplog.text
+    assert max(full.values()) > 1.5  # entity signal (≈0.91) plus a semantic link
+    assert hurried and max(hurried.values()) <= 1.0  # only the link signals remain
+
+
+def temporal(
+    engine: MemoryEngine,
+    bank: str,
+    query: str,
+    start: datetime | None,
+    end: datetime | None,
+    **kw: Any,
+) -> dict[str, float]:
+    fields: dict[str, Any] = {
+        "bank_id": bank,
+        "query_vector": engine._core.embedder.embed([query])[0],
+        "start": start,
+        "end": end,
+        "types": ALL_TYPES,
+        "tags": None,
+        "tags_match": "any",
+        "limit": 100,
+        "min_similarity": 0.1,
+    }
+    fields.update(kw)
+    return dict(engine._run(temporal_plan(TemporalQuery(**fields))))
+
+
+@pytest.fixture
+def diary(engine: MemoryEngine, bank: str) -> str:
+    engine.retain(
+        bank,
+        [
+            {"id": "june-hike", "text": "Went hiking in the Alps", "occurred_start": "2023-06-10"},
+            {
+                "id": "june-swim",
+                "text": "Swam in Lake Geneva",
+                "occurred_start": "2023-06-10T05:00:00Z",
+            },
+            {
+                "id": "may-trip",
+                "text": "Trip to Rome",
+                "occurred_start": "2023-05-20",
+                "occurred_end": "2023-06-02",
+            },
+            {"id": "august", "text": "Went hiking in the Pyrenees", "occurred_start": "2023-08-15"},
+            {"id": "said", "text": "Mentioned a hiking plan", "mentioned_at": "2023-06-20"},
+            {"id": "undated", "text": "Likes hiking"},
+        ],
+    )
+    return bank
+
+
+def test_temporal_arm_keeps_memories_overlapping_the_window(
+    engine: MemoryEngine, diary: str
+) -> None:
+    june = (datetime(2023, 6, 1, tzinfo=UTC), datetime(2023, 6, 30, 23, 59, 59, tzinfo=UTC))
+    scores = temporal(engine, diary, "hiking", *june)
+    direct = {k for k, v in scores.items() if k in {"june-hike", "may-trip", "said", "june-swim"}}
+    assert {"june-hike", "may-trip", "said"} <= direct
+    assert "august" not in scores and "undated" not in scores
+    assert max(scores, key=lambda k: scores[k]) in {"june-hike", "said"}
+
+
+def test_temporal_arm_spreads_along_time_links(engine: MemoryEngine, bank: str) -> None:
+    engine.retain(
+        bank,
+        [
+            {
+                "id": "in",
+                "text": "Went hiking in the Alps with Sam",
+                "occurred_start": "2023-06-30T20:00:00Z",
+            },
+            {
+                "id": "next-day",
+                "text": "Bought new boots",
+                "occurred_start": "2023-07-01T08:00:00Z",
+            },
+        ],
+    )
+    june = (datetime(2023, 6, 1, tzinfo=UTC), datetime(2023, 6, 30, 23, 59, 59, tzinfo=UTC))
+    scores = temporal(engine, bank, "hiking in the Alps", *june)
+    assert scores["next-day"] == pytest.approx(scores["in"] * 0.7)
+
+
+def test_open_windows(engine: MemoryEngine, diary: str) -> None:
+    since_july = temporal(engine, diary, "hiking", datetime(2023, 7, 1, tzinfo=UTC), None)
+    assert set(since_july) == {"august"}
+    before_june = temporal(engine, diary, "trip", None, datetime(2023, 5, 31, tzinfo=UTC))
+    assert set(before_june) == {"may-trip"}
+
+
+def test_recall_runs_all_four_arms_and_traces_them(engine: MemoryEngine, diary: str) -> None:
+    result = engine.recall(
+        diary,
+        "Where did I go hiking in June 2023?",
+        trace=True,
+        query_timestamp="2024-01-01T00:00:00Z",
+    )
+    assert result.trace is not None
+    assert set(result.trace.arms) == {"semantic", "bm25", "graph", "temporal"}
+    start, end = result.trace.time_window or (None, None)
+    assert start == datetime(2023, 6, 1, tzinfo=UTC)
+    assert end is not None and end.month == 6 and end.day == 30
+    ranked = [m.id for m in result.memories]
+    assert set(ranked[:2]) == {"june-hike", "said"}  # both dated in June and about hiking
+    hike = result.memories[ranked.index("june-hike")]
+    assert {"semantic", "bm25", "temporal"} <= set(hike.source_ranks)
+    assert ranked.index("august") > ranked.index("june-hike")
+    arm_seconds = [a.seconds for a in result.trace.arms.values()]
+    assert result.trace.stages["arms"] < sum(arm_seconds) or max(arm_seconds) < 0.005
+
+
+def test_without_a_time_expression_the_temporal_arm_stays_off(
+    engine: MemoryEngine, diary: str
+) -> None:
+    trace = engine.recall(diary, "Where did I go hiking?", trace=True).trace
+    assert trace is not None and "temporal" not in trace.arms and trace.time_window is None

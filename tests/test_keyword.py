@@ -1,0 +1,153 @@
+"""Keyword arm: BM25 equals a reference implementation; native full text; filters; term cap."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import bm25s
+import numpy as np
+import psycopg
+import pytest
+
+from hindsight_tools import MemoryEngine
+from hindsight_tools.recall.keyword import (
+    MAX_QUERY_TERMS,
+    Bm25Backend,
+    KeywordQuery,
+    NativeBackend,
+)
+
+DOCS = {
+    "d1": "Caroline went to the LGBTQ support group and the support was powerful",
+    "d2": "Melanie painted a sunrise over the lake with her kids",
+    "d3": "Caroline researched adoption agencies for weeks",
+    "d4": "The support group met on Tuesday; Caroline and Melanie talked about painting",
+    "d5": "Melanie ran a charity race for mental health, a long race",
+    "d6": "Nothing here matches anything at all",
+}
+
+
+@pytest.fixture
+def corpus(engine: MemoryEngine, bank: str) -> str:
+    engine.retain(bank, [{"id": k, "text": v, "entities": []} for k, v in DOCS.items()])
+    return bank
+
+
+def keyword(
+    engine: MemoryEngine, bank: str, text: str, backend: Any = None, **kw: Any
+) -> list[tuple[str, float]]:
+    query = KeywordQuery(
+        bank_id=bank,
+        text=text,
+        types=("world", "experience", "observation"),
+        tags=kw.get("tags"),
+        tags_match=kw.get("tags_match", "any"),
+        limit=kw.get("limit", 100),
+        language="english",
+    )
+    return engine._run((backend or Bm25Backend()).plan(query))
+
+
+def lexemes(db: psycopg.Connection[tuple[Any, ...]], bank: str) -> dict[str, list[str]]:
+    rows = db.execute(
+        "SELECT m.id, t.lexeme, cardinality(t.positions) FROM memory_units m,"
+        " unnest(m.search_vector) t WHERE m.bank_id = %s ORDER BY m.id, t.lexeme",
+        (bank,),
+    ).fetchall()
+    tokens: dict[str, list[str]] = {k: [] for k in DOCS}
+    for unit, lexeme, tf in rows:
+        tokens[unit].extend([lexeme] * tf)
+    return tokens
+
+
+@pytest.mark.parametrize(
+    "query", ["support group Caroline", "Melanie race", "painting sunrise lake kids", "adoption"]
+)
+def test_bm25_scores_equal_the_reference(
+    engine: MemoryEngine, corpus: str, db: psycopg.Connection[tuple[Any, ...]], query: str
+) -> None:
+    tokens = lexemes(db, corpus)
+    ids = list(tokens)
+    reference = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
+    reference.index([tokens[i] for i in ids], show_progress=False)
+    row = db.execute("SELECT tsvector_to_array(to_tsvector('english', %s))", (query,)).fetchone()
+    assert row is not None
+    query_tokens = [t for t in row[0] if any(t in doc for doc in tokens.values())]
+    expected = reference.get_scores(query_tokens)
+    got = dict(keyword(engine, corpus, query))
+    for doc_id, score in zip(ids, expected, strict=True):
+        if score > 0:
+            assert got[doc_id] == pytest.approx(float(score), rel=1e-5), doc_id
+        else:
+            assert doc_id not in got
+    assert list(got) == sorted(got, key=lambda d: -got[d])
+
+
+def test_bm25_prefers_rare_terms(engine: MemoryEngine, corpus: str) -> None:
+    # "adoption" is in one memory, "Caroline" in three: the rare word decides.
+    hits = keyword(engine, corpus, "Caroline adoption")
+    assert hits[0][0] == "d3"
+
+
+def test_statistics_follow_updates_and_deletes(
+    engine: MemoryEngine, corpus: str, db: psycopg.Connection[tuple[Any, ...]]
+) -> None:
+    engine.retain(corpus, [{"id": "d3", "text": "Caroline adopted a puppy", "entities": []}])
+    assert keyword(engine, corpus, "agencies") == []  # the old text is gone from the index
+    df = dict(
+        db.execute("SELECT term, df FROM bank_terms WHERE bank_id = %s", (corpus,)).fetchall()
+    )
+    assert df["carolin"] == 3 and "agenc" not in df
+    stats = db.execute(
+        "SELECT doc_count, total_length FROM banks WHERE bank_id = %s", (corpus,)
+    ).fetchone()
+    lengths = db.execute(
+        "SELECT sum(search_length) FROM memory_units WHERE bank_id = %s", (corpus,)
+    ).fetchone()
+    assert stats is not None and lengths is not None and stats == (6, lengths[0])
+
+
+def test_native_backend_matches_any_term(engine: MemoryEngine, corpus: str) -> None:
+    hits = dict(keyword(engine, corpus, "adoption race", backend=NativeBackend()))
+    assert set(hits) == {"d3", "d5"}
+    assert all(score > 0 for score in hits.values())
+
+
+@pytest.mark.parametrize("backend", [Bm25Backend(), NativeBackend()])
+def test_keyword_filters_apply_inside_the_query(
+    engine: MemoryEngine, bank: str, backend: Any
+) -> None:
+    engine.retain(
+        bank,
+        [
+            {
+                "id": f"t{i}",
+                "text": f"Zebra sighting number {i}",
+                "tags": ["safari"] if i % 2 else [],
+            }
+            for i in range(10)
+        ],
+    )
+    hits = keyword(
+        engine, bank, "zebra", backend=backend, tags=["safari"], tags_match="any_strict", limit=3
+    )
+    assert [h[0] for h in hits] == ["t1", "t3", "t5"] or len(hits) == 3
+    assert all(int(h[0][1:]) % 2 for h in hits)
+
+
+def test_long_queries_keep_the_rarest_terms(engine: MemoryEngine, bank: str) -> None:
+    common = [f"word{i}" for i in range(MAX_QUERY_TERMS)]
+    engine.retain(
+        bank,
+        [{"text": " ".join(common), "entities": []} for _ in range(3)]
+        + [{"id": "rare", "text": "xylophone " + " ".join(common), "entities": []}],
+    )
+    hits = keyword(engine, bank, " ".join([*common, "xylophone"]))
+    assert hits[0][0] == "rare"
+    assert np.isfinite([score for _, score in hits]).all()
+
+
+def test_query_without_known_terms_returns_nothing(engine: MemoryEngine, corpus: str) -> None:
+    assert keyword(engine, corpus, "the of and") == []
+    assert keyword(engine, corpus, "qwertyuiop") == []
+    assert keyword(engine, corpus, "'; DROP TABLE memory_units; -- & | ! :*") == []
