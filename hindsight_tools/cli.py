@@ -45,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--keyword", choices=["bm25", "native"], help="keyword arm backend")
     evaluate.add_argument("--budget", choices=["low", "mid", "high"], default="mid")
+    evaluate.add_argument(
+        "--graph-weighting", choices=["count", "idf"], help="graph arm entity weighting"
+    )
     evaluate.add_argument("--banks", nargs="+", help="only these conversations")
     evaluate.add_argument("--limit", type=int, help="at most this many questions per bank")
     evaluate.add_argument(
@@ -65,6 +68,9 @@ def _parser() -> argparse.ArgumentParser:
     recall.add_argument("--query-timestamp", help="ISO-8601 'now' for relative dates")
     recall.add_argument("--json", action="store_true", help="print the result as JSON")
     recall.add_argument("--trace", action="store_true", help="include timings per stage")
+    recall.add_argument(
+        "--explain", action="store_true", help="show each result's rank in every arm"
+    )
     return parser
 
 
@@ -126,6 +132,8 @@ def _evaluate(args: argparse.Namespace) -> None:
         overrides["recall_arms"] = tuple(args.arms)
     if args.keyword:
         overrides["text_search_extension"] = args.keyword
+    if args.graph_weighting:
+        overrides["graph_entity_weighting"] = args.graph_weighting
     settings = Settings().model_copy(update=overrides)
     dataset = load_dataset(args.directory)
     with MemoryEngine(settings=settings) as engine:
@@ -161,18 +169,23 @@ def _recall(args: argparse.Namespace) -> None:
             include_chunks=args.include_chunks,
             max_chunk_tokens=args.max_chunk_tokens,
             query_timestamp=args.query_timestamp,
-            trace=args.trace,
+            trace=args.trace or args.explain,
         )
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
-        print(format_result(result))
+        print(format_result(result, explain=args.explain))
 
 
-def format_result(result: RecallResult) -> str:
-    """A compact human-readable listing: rank, score, date, fact type, text."""
+def format_result(result: RecallResult, *, explain: bool = False) -> str:
+    """A compact human-readable listing: rank, score, date, fact type, text.
+
+    With ``explain``, each memory's rank in every arm that ran follows on its own line
+    (``-``: that arm didn't return it).
+    """
     if not result.memories:
         return "(no memories)"
+    arms = list(result.trace.arms) if result.trace is not None else []
     lines = []
     for rank, memory in enumerate(result.memories, start=1):
         date = memory.occurred_start or memory.mentioned_at
@@ -180,10 +193,13 @@ def format_result(result: RecallResult) -> str:
         lines.append(
             f"{rank:>3}. [{memory.scores.final:.3f}] {when} ({memory.fact_type}) {memory.text}"
         )
+        if explain:
+            ranks = "  ".join(f"{arm}#{memory.source_ranks.get(arm, '-')}" for arm in arms)
+            lines.append(f"     rrf {memory.scores.rrf or 0:.4f}  {ranks}")
     for chunk in result.chunks:
         marker = " (truncated)" if chunk.truncated else ""
         lines.append(f"  chunk {chunk.document_id}#{chunk.chunk_index}{marker}: {chunk.text[:200]}")
-    if result.trace is not None:
+    if result.trace is not None and not explain:
         lines.append(json.dumps(result.trace.model_dump(mode="json")))
     return "\n".join(lines)
 

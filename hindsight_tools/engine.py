@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import psycopg
@@ -38,6 +38,7 @@ from hindsight_tools.recall.pipeline import RecallServices, recall_program
 from hindsight_tools.recall.rerank import PassthroughReranker, Reranker
 from hindsight_tools.retain import prepare_items, retain_plan
 from hindsight_tools.settings import Settings
+from hindsight_tools.temporal import extract_time_window
 from hindsight_tools.validation import parse_items, problems_from_pydantic, validate_bank_id
 
 T = TypeVar("T")
@@ -69,6 +70,9 @@ class _EngineCore:
         )
         self.entity_extractor = entity_extractor or extract_entities
         self.reranker = reranker or PassthroughReranker()
+        # dateparser loads its language data on first use (~0.3 s): pay it here, not in
+        # the first recall.
+        extract_time_window("on June 5, 2022", datetime.now(UTC))
         self.recall_services = RecallServices(
             settings,
             self.embedder,

@@ -84,6 +84,10 @@ class Settings(BaseSettings):
     )
     semantic_min_similarity: float = Field(default=0.3, ge=-1.0, le=1.0)
     graph_per_entity_limit: int = Field(default=200, ge=1)
+    graph_entity_weighting: Literal["count", "idf"] = Field(
+        default="count",
+        description="Shared entities counted equally (SPEC), or weighted by their rarity.",
+    )
     graph_timeout: float = Field(
         default=10.0, gt=0, description="Seconds before the graph arm drops its entity signal."
     )

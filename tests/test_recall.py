@@ -61,7 +61,7 @@ def test_paraphrase_finds_the_memory_first(engine: MemoryEngine, life: str) -> N
     finals = [m.scores.final for m in result.memories]
     assert finals == sorted(finals, reverse=True)
     top = result.memories[0]
-    assert top.source_ranks == {"semantic": 1} and top.scores.semantic is not None
+    assert top.source_ranks["semantic"] == 1 and top.scores.semantic is not None
     assert top.scores.semantic >= 0.3
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from psycopg import sql
 
@@ -44,6 +44,9 @@ class GraphQuery:
     min_similarity: float
     per_entity_limit: int
     timeout_seconds: float
+    entity_weighting: Literal["count", "idf"] = "count"
+    exclude_seeds: bool = True
+    relevance_weighted: bool = False
 
 
 _SEEDS = """
@@ -56,17 +59,30 @@ seeds AS (
     ) s WHERE s.similarity >= %(min_similarity)s
 )"""
 
+# Each seed entity carries a weight: 1 for plain counting (SPEC), or its inverse document
+# frequency in the bank (``idf``), so an entity in every memory (a speaker, "user")
+# adds almost nothing while a rare name counts fully.
 _ENTITY_SIGNAL = """,
-seed_entities AS (
-    SELECT ue.entity_id FROM unit_entities ue JOIN seeds s ON ue.unit_id = s.id
+seed_entity_ids AS (
+    SELECT ue.entity_id AS id FROM unit_entities ue JOIN seeds s ON ue.unit_id = s.id
     WHERE ue.bank_id = %(bank)s
     UNION
     SELECT e.id FROM entities e, unnest(%(query_entities)s::text[]) AS q(name)
     WHERE e.bank_id = %(bank)s
       AND similarity(e.canonical_name, q.name) >= %(entity_similarity)s
 ),
+seed_entities AS (
+    SELECT e.id AS entity_id,
+           CASE WHEN %(idf)s
+                THEN ln(1 + b.doc_count::float8 / greatest(e.mention_count, 1))
+                     / ln(1 + greatest(b.doc_count, 1))
+                ELSE 1.0 END AS weight
+    FROM seed_entity_ids i
+    JOIN entities e ON e.id = i.id
+    JOIN banks b ON b.bank_id = e.bank_id
+),
 entity_signal AS (
-    SELECT x.unit_id, tanh(0.5 * count(DISTINCT se.entity_id)) AS score
+    SELECT x.unit_id, tanh(0.5 * sum(se.weight)) AS score
     FROM seed_entities se
     CROSS JOIN LATERAL (
         SELECT ue.unit_id FROM unit_entities ue
@@ -96,13 +112,16 @@ causal_signal AS (
 )"""
 
 _COMBINE = """
-SELECT c.unit_id, sum(c.score) AS score
+SELECT c.unit_id,
+       sum(c.score) * CASE WHEN %(relevance_weighted)s
+                           THEN greatest(1 - (m.embedding <=> %(query_vector)s), 0)
+                           ELSE 1 END AS score
 FROM ({signals}) c
 JOIN memory_units m ON m.bank_id = %(bank)s AND m.id = c.unit_id
-WHERE c.unit_id NOT IN (SELECT id FROM seeds)
+WHERE (NOT %(exclude_seeds)s OR c.unit_id NOT IN (SELECT id FROM seeds))
   AND m.fact_type = ANY(%(types)s) AND {tags}
-GROUP BY c.unit_id
-ORDER BY score DESC, c.unit_id
+GROUP BY c.unit_id, m.embedding
+ORDER BY score DESC, m.embedding <=> %(query_vector)s, c.unit_id
 LIMIT %(limit)s
 """
 
@@ -132,6 +151,9 @@ def graph_plan(query: GraphQuery) -> Plan[list[tuple[str, float]]]:
         "min_similarity": query.min_similarity,
         "entity_similarity": ENTITY_MATCH_SIMILARITY,
         "per_entity_limit": query.per_entity_limit,
+        "idf": query.entity_weighting == "idf",
+        "exclude_seeds": query.exclude_seeds,
+        "relevance_weighted": query.relevance_weighted,
         "types": list(query.types),
         "tags": query.tags or [],
         "limit": query.limit,

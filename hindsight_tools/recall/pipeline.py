@@ -94,6 +94,7 @@ def arm_plans(
                 min_similarity=settings.semantic_min_similarity,
                 per_entity_limit=settings.graph_per_entity_limit,
                 timeout_seconds=settings.graph_timeout,
+                entity_weighting=settings.graph_entity_weighting,
             )
         )
     if "temporal" in enabled and window is not None:
