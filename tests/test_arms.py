@@ -91,7 +91,7 @@ SEED_TEXT = "Nadia adopted a rescue greyhound named Pixel"
 def test_graph_scores_entities_and_causal_links(engine: MemoryEngine, linked: str) -> None:
     # A high similarity floor makes the seed memory the only seed.
     scores = graph(engine, linked, SEED_TEXT, min_similarity=0.95)
-    assert "seed" not in scores  # seeds are the semantic arm's business
+    assert scores["seed"] > scores["same-entity"]  # seeds stay, scored by their own entities
     assert scores["two-entities"] > scores["same-entity"]
     assert scores["same-entity"] == pytest.approx(0.4621, abs=1e-3)  # tanh(0.5 · 1 shared)
     assert scores["effect"] >= 0.8  # linked only causally, from the seed
