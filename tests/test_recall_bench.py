@@ -1,0 +1,109 @@
+"""The recall benchmark's pure parts: synthetic data, composite embeddings, overlap."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from benchmarks.recall_bench import (
+    NOW,
+    TIME_EXPRESSIONS,
+    CompositeEmbedder,
+    fill,
+    make_memories,
+    make_questions,
+    make_vocabulary,
+    overlap,
+    percentile,
+)
+from hindsight_tools.embedding import Vectors
+from hindsight_tools.temporal import extract_time_window
+
+
+class HashEmbedder:
+    """A stand-in for the real model: a fixed random unit vector per text."""
+
+    name = "hash"
+    dimension = 16
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.calls.append(list(texts))
+        rows = [np.random.default_rng(list(t.encode())).normal(size=16) for t in texts]
+        return np.array([r / np.linalg.norm(r) for r in rows], dtype=np.float32)
+
+
+def test_memories_are_deterministic_and_mixed() -> None:
+    vocab = make_vocabulary(random.Random(7))
+    first = make_memories("bank", 400, vocab, seed=7)
+    assert first == make_memories("bank", 400, vocab, seed=7)
+    assert first != make_memories("bank", 400, vocab, seed=8)
+    assert len({m.id for m in first}) == 400
+    types = Counter(m.fact_type for m in first)
+    assert set(types) == {"world", "experience", "observation"}
+    assert all(2022 <= m.occurred_start.year <= 2024 for m in first)
+
+
+def test_every_time_expression_names_a_window() -> None:
+    for expression in TIME_EXPRESSIONS:
+        assert extract_time_window(f"What did Priya Nair do {expression}?", NOW) is not None
+
+
+def test_a_quarter_of_questions_name_a_time() -> None:
+    vocab = make_vocabulary(random.Random(7))
+    questions = make_questions(make_memories("b", 200, vocab, 7), 40, vocab, 7)
+    timed = [q for q in questions if q.timed]
+    assert len(timed) == 10
+    assert all(extract_time_window(q.text, NOW) is not None for q in timed)
+
+
+def test_fill_returns_the_generic_frame_then_the_fillers() -> None:
+    text, parts = fill("{a} met {b} in {city}.", {"a": "Ana", "b": "Bo", "city": "Lima"})
+    assert text == "Ana met Bo in Lima."
+    assert parts == ("someone met someone else in a city.", "Ana", "Bo", "Lima")
+
+
+def test_composite_vectors_are_unit_deterministic_and_clustered() -> None:
+    real = HashEmbedder()
+    embedder = CompositeEmbedder(real, seed=1)
+    embedder.register("Ana in Lima", ("frame", "Ana", "Lima"))
+    embedder.register("Ana, Lima", ("frame", "Ana", "Lima"))
+    embedder.register("Bo in Oslo", ("frame", "Bo", "Oslo"))
+    embedder.register("Where is Ana?", ("question", "Ana"), question=True)
+    a, a2, b = embedder.embed(["Ana in Lima", "Ana, Lima", "Bo in Oslo"])
+    assert np.allclose(np.linalg.norm([a, a2, b], axis=1), 1.0, atol=1e-5)
+    assert np.array_equal(a, embedder.embed(["Ana in Lima"])[0])
+    assert not np.array_equal(a, a2)  # same components, different text: close, not equal
+    assert float(a @ a2) > 0.9 > float(a @ b)
+
+    real.calls.clear()
+    embedder.embed(["Where is Ana?"])
+    assert real.calls == [["Where is Ana?"]]  # a question pays one real-model pass
+    embedder.vectors(["Where is Ana?"])
+    assert real.calls == [["Where is Ana?"]]
+
+
+def test_overlap_compares_the_top_k_by_similarity() -> None:
+    exact = [("a", 0.9), ("b", 0.8), ("c", 0.7)]
+    assert overlap([("b", 0.8), ("a", 0.9)], exact, 2) == 1.0
+    assert overlap([("a", 0.9), ("c", 0.7)], exact, 2) == 0.5
+    assert overlap([], [], 5) == 1.0
+
+
+def test_percentile() -> None:
+    assert percentile([1.0, 2.0, 3.0], 50) == 2.0
+    assert percentile([], 50) != percentile([], 50)  # NaN when nothing was measured
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_vocabulary_sizes(seed: int) -> None:
+    vocab = make_vocabulary(random.Random(seed))
+    assert len(set(vocab.persons)) == 300
+    assert len(vocab.cities) + len(vocab.venues) == 150
+    assert len(vocab.activities) + len(vocab.objects) >= 190
