@@ -15,7 +15,8 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool
+import pydantic
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from hindsight_tools import store
 from hindsight_tools._plan import Plan, Statement, arun_plan, run_plan
@@ -121,12 +122,16 @@ class _EngineCore:
         given = {k: v for k, v in options.items() if v is not None}
         try:
             return RecallRequest.model_validate({"query": query, **given})
-        except Exception as exc:
-            import pydantic
+        except pydantic.ValidationError as exc:
+            raise InvalidRequestError(problems_from_pydantic(exc, "", RecallRequest)) from None
 
-            if isinstance(exc, pydantic.ValidationError):
-                raise InvalidRequestError(problems_from_pydantic(exc, "", RecallRequest)) from None
-            raise
+
+def _pool_timeout_message(settings: Settings) -> str:
+    return (
+        f"no database connection became free within {settings.pool_timeout:g} s "
+        f"(all {settings.pool_max_size} pooled connections busy); raise "
+        "HINDSIGHT_API_POOL_MAX_SIZE or HINDSIGHT_API_POOL_TIMEOUT"
+    )
 
 
 def _recall_options(
@@ -255,14 +260,11 @@ class MemoryEngine:
     def _run(self, plan: Plan[T]) -> T:
         if self._closed:
             raise StoreError("this MemoryEngine is closed")
-        with self._connection() as conn:
-            return run_plan(conn, plan)
-
-    def _connection(self) -> Any:
         try:
-            return self._pool.connection()
-        except psycopg.Error as exc:  # pragma: no cover - mapped for callers
-            raise StoreError(str(exc)) from exc
+            with self._pool.connection() as conn:
+                return run_plan(conn, plan)
+        except PoolTimeout as exc:
+            raise StoreError(_pool_timeout_message(self._core.settings)) from exc
 
     def _drive(self, program: Program[T]) -> T:
         value: Any = None
@@ -404,8 +406,11 @@ class AsyncMemoryEngine:
     async def _run(self, plan: Plan[T]) -> T:
         await self.open()
         assert self._pool is not None
-        async with self._pool.connection() as conn:
-            return await arun_plan(conn, plan)
+        try:
+            async with self._pool.connection() as conn:
+                return await arun_plan(conn, plan)
+        except PoolTimeout as exc:
+            raise StoreError(_pool_timeout_message(self._core.settings)) from exc
 
     async def _drive(self, program: Program[T]) -> T:
         value: Any = None

@@ -11,7 +11,13 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from hindsight_tools import MemoryEngine, MissingExtensionError, SchemaMismatchError, Settings
+from hindsight_tools import (
+    MemoryEngine,
+    MissingExtensionError,
+    SchemaMismatchError,
+    Settings,
+    StoreError,
+)
 from hindsight_tools.embedding import Vectors
 from hindsight_tools.store import MIGRATIONS, bootstrap
 
@@ -124,3 +130,18 @@ def test_a_pool_connection_knows_vectors(engine: MemoryEngine) -> None:
     with engine._pool.connection() as conn:
         value: Any = conn.execute("SELECT '[1,2,3]'::vector").fetchone()
     assert value is not None and value[0].to_list() == [1.0, 2.0, 3.0]
+
+
+def test_an_exhausted_pool_times_out_with_a_clear_error(
+    settings: Settings, engine: MemoryEngine
+) -> None:
+    tight = settings.model_copy(
+        update={"pool_min_size": 1, "pool_max_size": 1, "pool_timeout": 0.3}
+    )
+    with MemoryEngine(engine.database_url, settings=tight) as small:
+        with (
+            small._pool.connection(),
+            pytest.raises(StoreError, match="no database connection became free within 0.3 s"),
+        ):
+            small.delete_bank("anything")
+        assert small.delete_bank("anything") is False  # usable again once a connection frees
