@@ -131,7 +131,7 @@ def test_keyword_filters_apply_inside_the_query(
     hits = keyword(
         engine, bank, "zebra", backend=backend, tags=["safari"], tags_match="any_strict", limit=3
     )
-    assert [h[0] for h in hits] == ["t1", "t3", "t5"] or len(hits) == 3
+    assert len(hits) == 3  # the limit is filled from tagged memories only
     assert all(int(h[0][1:]) % 2 for h in hits)
 
 

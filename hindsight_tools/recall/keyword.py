@@ -114,14 +114,24 @@ def _rarest_terms(query: KeywordQuery) -> Plan[list[str]]:
     return [str(r[0]) for r in rows]
 
 
-def _common_params(query: KeywordQuery, terms: list[str]) -> dict[str, object]:
-    return {
+def _ranked_by_terms(
+    query: KeywordQuery, template: str, extra: dict[str, object]
+) -> Plan[list[tuple[str, float]]]:
+    """Shared by the backends: pick the rarest query terms, then run ``template`` on them."""
+    terms = yield from _rarest_terms(query)
+    if not terms:
+        return []
+    statement = sql.SQL(template).format(tags=tags_condition("m", query.tags, query.tags_match))
+    params = {
         "bank": query.bank_id,
         "terms": terms,
         "types": list(query.types),
         "tags": query.tags or [],
         "limit": query.limit,
+        **extra,
     }
+    rows = yield Statement(statement, params)
+    return [(str(r[0]), float(r[1])) for r in rows]
 
 
 @dataclass(frozen=True)
@@ -131,13 +141,7 @@ class Bm25Backend:
     name: str = "bm25"
 
     def plan(self, query: KeywordQuery) -> Plan[list[tuple[str, float]]]:
-        terms = yield from _rarest_terms(query)
-        if not terms:
-            return []
-        statement = sql.SQL(_BM25).format(tags=tags_condition("m", query.tags, query.tags_match))
-        params = {**_common_params(query, terms), "k1": self.k1, "b": self.b}
-        rows = yield Statement(statement, params)
-        return [(str(r[0]), float(r[1])) for r in rows]
+        return (yield from _ranked_by_terms(query, _BM25, {"k1": self.k1, "b": self.b}))
 
 
 @dataclass(frozen=True)
@@ -145,12 +149,7 @@ class NativeBackend:
     name: str = "native"
 
     def plan(self, query: KeywordQuery) -> Plan[list[tuple[str, float]]]:
-        terms = yield from _rarest_terms(query)
-        if not terms:
-            return []
-        statement = sql.SQL(_NATIVE).format(tags=tags_condition("m", query.tags, query.tags_match))
-        rows = yield Statement(statement, _common_params(query, terms))
-        return [(str(r[0]), float(r[1])) for r in rows]
+        return (yield from _ranked_by_terms(query, _NATIVE, {}))
 
 
 def keyword_backend(name: KeywordBackendName, k1: float, b: float) -> KeywordBackend:
