@@ -36,7 +36,8 @@ from hindsight_tools.models import (
 )
 from hindsight_tools.recall.keyword import keyword_backend
 from hindsight_tools.recall.pipeline import RecallServices, recall_program
-from hindsight_tools.recall.rerank import PassthroughReranker, Reranker
+from hindsight_tools.recall.rerank import PassthroughReranker, RerankChain, Reranker
+from hindsight_tools.rerankers import build_rerank_chain
 from hindsight_tools.retain import prepare_items, retain_plan
 from hindsight_tools.settings import Settings
 from hindsight_tools.temporal import extract_time_window
@@ -70,7 +71,17 @@ class _EngineCore:
             settings.embeddings_model, settings.embeddings_batch_size
         )
         self.entity_extractor = entity_extractor or extract_entities
-        self.reranker = reranker or PassthroughReranker()
+        # A reranker passed in still gets passthrough behind it: a recall never fails
+        # because its cross-encoder did.
+        self.reranker = (
+            build_rerank_chain(settings)
+            if reranker is None
+            else RerankChain(
+                [reranker]
+                if isinstance(reranker, PassthroughReranker)
+                else [reranker, PassthroughReranker()]
+            )
+        )
         # dateparser loads its language data on first use (~0.3 s): pay it here, not in
         # the first recall.
         extract_time_window("on June 5, 2022", datetime.now(UTC))

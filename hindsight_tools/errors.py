@@ -8,7 +8,8 @@
     │   ├── MissingExtensionError               a required PostgreSQL extension is absent
     │   ├── SchemaMismatchError                 the store was made for another embedding size
     │   └── EmbeddedServerError                 the embedded PostgreSQL would not start
-    └── EmbedderError                           the embedding model failed to load or run
+    ├── EmbedderError                           the embedding model failed to load or run
+    └── RerankerError                           a reranker failed to load or to score
 
 Lower-level exceptions (psycopg, torch) are mapped to these at the boundary, with the
 original kept as ``__cause__``.
@@ -64,3 +65,8 @@ class EmbeddedServerError(StoreError):
 
 class EmbedderError(HindsightError):
     """The embedding model could not be loaded or failed on the given texts."""
+
+
+class RerankerError(HindsightError):
+    """A reranker could not be loaded or failed to score. During a recall this never
+    escapes: the recall falls over to the next provider, at worst passthrough."""

@@ -197,6 +197,9 @@ class RecallTrace(BaseModel):
     time_window: tuple[datetime | None, datetime | None] | None = None
     recall_budget: int
     reranker: str
+    reranked: int = 0
+    reranker_timed_out: bool = False
+    reranker_failed: list[str] = Field(default_factory=list)
     stages: dict[str, float] = Field(default_factory=dict)
 
 

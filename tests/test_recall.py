@@ -118,9 +118,12 @@ def test_chunks_come_back_even_with_zero_max_tokens(engine: MemoryEngine, life: 
 
 
 def test_trace_reports_arms_budget_and_reranker(engine: MemoryEngine, life: str) -> None:
-    trace = engine.recall(life, "cat", trace=True, budget="low").trace
+    trace_result = engine.recall(life, "cat", trace=True, budget="low")
+    trace = trace_result.trace
     assert trace is not None
-    assert trace.recall_budget == 100 and trace.reranker == "passthrough"
+    # auto picks the packaged ONNX cross-encoder (no local sentence-transformers one here)
+    assert trace.recall_budget == 100 and trace.reranker == "onnx"
+    assert trace.reranked == len(trace_result.memories) and not trace.reranker_timed_out
     assert trace.arms["semantic"].candidates >= 1
     assert {"embed", "arms", "rerank", "total"} <= set(trace.stages)
     assert engine.recall(life, "cat").trace is None

@@ -19,3 +19,14 @@ def recall_budget(budget: Budget, max_tokens: int, settings: Settings) -> int:
         "high": settings.recall_budget_high,
     }
     return fixed[budget]
+
+
+def rerank_depth(budget: Budget, settings: Settings) -> int:
+    """How many of the best fused candidates a cross-encoder scores; the rest keep their
+    fused order. Follows the budget so a quick recall stays quick."""
+    depth = {
+        "low": settings.reranker_depth_low,
+        "mid": settings.reranker_depth_mid,
+        "high": settings.reranker_depth_high,
+    }[budget]
+    return min(depth, settings.reranker_max_candidates)

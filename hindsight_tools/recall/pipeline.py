@@ -20,12 +20,14 @@ from hindsight_tools.models import (
     Scores,
 )
 from hindsight_tools.recall.arms import ARM_ORDER, ArmName, ranked
-from hindsight_tools.recall.budget import recall_budget
-from hindsight_tools.recall.fusion import FusedCandidate, reciprocal_rank_fusion
+from hindsight_tools.recall.budget import recall_budget, rerank_depth
+from hindsight_tools.recall.final import RankedCandidate, rank_final
+from hindsight_tools.recall.fusion import reciprocal_rank_fusion
 from hindsight_tools.recall.graph import GraphQuery, graph_plan
 from hindsight_tools.recall.hydrate import MemoryRow, chunks_plan, memories_plan
 from hindsight_tools.recall.keyword import KeywordBackend, KeywordQuery
-from hindsight_tools.recall.rerank import Reranker, rerank_document
+from hindsight_tools.recall.rerank import RerankChain, RerankOutcome, rerank_document
+from hindsight_tools.recall.scoring import Evidence, ScoringWeights
 from hindsight_tools.recall.semantic import semantic_plan
 from hindsight_tools.recall.temporal_arm import TemporalQuery, temporal_plan
 from hindsight_tools.recall.token_budget import fill_chunks, fill_token_budget
@@ -40,7 +42,7 @@ MAX_QUERY_TOKENS = 500
 class RecallServices:
     settings: Settings
     embedder: Embedder
-    reranker: Reranker
+    reranker: RerankChain
     entity_extractor: EntityExtractor
     keyword: KeywordBackend
 
@@ -155,25 +157,40 @@ def recall_program(
     head = [c for c in head if c.id in rows]  # a memory deleted since the arms ran is dropped
 
     mark = time.perf_counter()
+    chain = services.reranker
+    depth = len(head) if chain.is_passthrough else rerank_depth(request.budget, settings)
     documents = [
         rerank_document(rows[c.id].text, rows[c.id].context, rows[c.id].occurred_start)
-        for c in head
+        for c in head[:depth]
     ]
-    relevance: list[float] = yield Blocking(lambda: services.reranker.score(query, documents))
+    outcome: RerankOutcome = yield Blocking(
+        lambda: services.reranker.rerank(query, documents, timeout=settings.reranker_timeout)
+    )
     stages["rerank"] = time.perf_counter() - mark
 
-    # Boosts (recency, temporal proximity, proof count) multiply in here once they exist.
-    scored = sorted(zip(head, relevance, strict=True), key=lambda pair: -pair[1])
     mark = time.perf_counter()
-    kept = fill_token_budget([((c, s), rows[c.id].text) for c, s in scored], request.max_tokens)
-    memories = [_memory(rows[c.id], c, s, tokens) for (c, s), tokens in kept]
+    scored = rank_final(
+        head,
+        outcome,
+        [_evidence(rows[c.id]) for c in head],
+        now=request.now(),
+        window=window,
+        weights=_weights(settings),
+    )
+    stages["scoring"] = time.perf_counter() - mark
+
+    mark = time.perf_counter()
+    kept = fill_token_budget([(r, rows[r.candidate.id].text) for r in scored], request.max_tokens)
+    memories = [_memory(rows[r.candidate.id], r, tokens) for r, tokens in kept]
     stages["token_filter"] = time.perf_counter() - mark
 
     chunks: list[RecalledChunk] = []
     if request.include_chunks:
         chunk_ids = list(
             dict.fromkeys(
-                chunk_id for c, _ in scored if (chunk_id := rows[c.id].chunk_id) is not None
+                chunk_id
+                for r in scored
+                if (chunk_id := rows[r.candidate.id].chunk_id) is not None
             )
         )
         fetched: ParallelResult = yield Parallel({"chunks": chunks_plan(bank_id, chunk_ids)})
@@ -202,18 +219,34 @@ def recall_program(
             arms={r.arm: ArmTrace(candidates=len(r.hits), seconds=r.seconds) for r in results},
             time_window=None if window is None else (window.start, window.end),
             recall_budget=budget,
-            reranker=services.reranker.name,
+            reranker=outcome.reranker,
+            reranked=len(outcome.scores),
+            reranker_timed_out=outcome.timed_out,
+            reranker_failed=list(outcome.failed),
             stages=stages,
         )
     return RecallResult(memories=memories, chunks=chunks, trace=trace)
 
 
-def _memory(
-    row: MemoryRow, candidate: FusedCandidate, relevance: float, tokens: int
-) -> RecalledMemory:
+def _evidence(row: MemoryRow) -> Evidence:
+    return Evidence(date=row.occurred_start or row.mentioned_at, proof_count=row.proof_count)
+
+
+def _weights(settings: Settings) -> ScoringWeights:
+    return ScoringWeights(
+        recency_alpha=settings.recency_alpha,
+        temporal_alpha=settings.temporal_alpha,
+        proof_alpha=settings.proof_count_alpha,
+        recency=settings.recency_function,
+        half_life_days=settings.recency_half_life_days,
+    )
+
+
+def _memory(row: MemoryRow, ranked: RankedCandidate, tokens: int) -> RecalledMemory:
+    candidate = ranked.candidate
     scores = Scores(
-        final=relevance,
-        cross_encoder=relevance,
+        final=ranked.final,
+        cross_encoder=ranked.cross_encoder,
         rrf=candidate.rrf,
         semantic=candidate.arm_scores.get("semantic"),
         bm25=candidate.arm_scores.get("bm25"),

@@ -1,0 +1,57 @@
+"""The final order: reranker scores, boosts, and the unscored tail (SPEC §7–§8)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from hindsight_tools.recall.fusion import FusedCandidate
+from hindsight_tools.recall.rerank import PassthroughReranker, RerankOutcome, passthrough_scores
+from hindsight_tools.recall.scoring import (
+    Evidence,
+    ScoringWeights,
+    combined_scores,
+    relevance_scale,
+)
+from hindsight_tools.temporal import TimeWindow
+
+# The unscored tail sits just under the lowest scored candidate, never level with it.
+_TAIL_GAP = 0.99
+
+
+@dataclass(frozen=True)
+class RankedCandidate:
+    candidate: FusedCandidate
+    final: float
+    cross_encoder: float | None
+
+
+def rank_final(
+    head: Sequence[FusedCandidate],
+    outcome: RerankOutcome,
+    evidence: Sequence[Evidence],
+    *,
+    now: datetime,
+    window: TimeWindow | None,
+    weights: ScoringWeights,
+) -> list[RankedCandidate]:
+    """Best first. The first ``len(outcome.scores)`` candidates are boosted and sorted;
+    candidates the reranker didn't reach (depth or deadline) follow in fused order."""
+    n = len(outcome.scores)
+    passthrough = outcome.reranker == PassthroughReranker.name
+    relevance = outcome.scores if passthrough else relevance_scale(outcome.scores)
+    boosted = combined_scores(relevance, evidence[:n], now=now, window=window, weights=weights)
+    scored = sorted(
+        (
+            RankedCandidate(c, b.final, None if passthrough else ce)
+            for c, b, ce in zip(head[:n], boosted, outcome.scores, strict=True)
+        ),
+        key=lambda r: -r.final,
+    )
+    tail = head[n:]
+    ceiling = scored[-1].final * _TAIL_GAP if scored else 1.0
+    return scored + [
+        RankedCandidate(c, ceiling * p, None)
+        for c, p in zip(tail, passthrough_scores(len(tail)), strict=True)
+    ]
