@@ -8,6 +8,7 @@ from hindsight_tools.errors import (
     HindsightError,
     InvalidRequestError,
     MissingExtensionError,
+    RerankerError,
     SchemaMismatchError,
     StoreError,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "RecallTrace",
     "RecalledChunk",
     "RecalledMemory",
+    "RerankerError",
     "RetainResult",
     "SchemaMismatchError",
     "Scores",

@@ -48,6 +48,13 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--graph-weighting", choices=["count", "idf"], help="graph arm entity weighting"
     )
+    evaluate.add_argument(
+        "--reranker",
+        help="reranker provider or failover list (auto, local, onnx, cohere, tei, passthrough)",
+    )
+    evaluate.add_argument(
+        "--rerank-depth", type=int, help="candidates the cross-encoder scores, for every budget"
+    )
     evaluate.add_argument("--banks", nargs="+", help="only these conversations")
     evaluate.add_argument("--limit", type=int, help="at most this many questions per bank")
     evaluate.add_argument(
@@ -125,6 +132,7 @@ def _retain(args: argparse.Namespace) -> None:
 def _evaluate(args: argparse.Namespace) -> None:
     from hindsight_tools.engine import MemoryEngine
     from hindsight_tools.evaluation import format_report, load_dataset, run_eval
+    from hindsight_tools.recall.budget import rerank_depth
     from hindsight_tools.settings import Settings
 
     overrides: dict[str, Any] = {}
@@ -134,6 +142,11 @@ def _evaluate(args: argparse.Namespace) -> None:
         overrides["text_search_extension"] = args.keyword
     if args.graph_weighting:
         overrides["graph_entity_weighting"] = args.graph_weighting
+    if args.reranker:
+        overrides["reranker_provider"] = args.reranker
+    if args.rerank_depth is not None:
+        for budget in ("low", "mid", "high"):
+            overrides[f"reranker_depth_{budget}"] = args.rerank_depth
     settings = Settings().model_copy(update=overrides)
     dataset = load_dataset(args.directory)
     with MemoryEngine(settings=settings) as engine:
@@ -147,7 +160,8 @@ def _evaluate(args: argparse.Namespace) -> None:
         )
     print(
         f"arms: {', '.join(settings.recall_arms)}; keyword backend: "
-        f"{settings.text_search_extension}; budget: {args.budget}"
+        f"{settings.text_search_extension}; budget: {args.budget}; reranker: "
+        f"{engine.reranker_name} (depth {rerank_depth(args.budget, settings)})"
     )
     print(format_report(report))
     if args.json:

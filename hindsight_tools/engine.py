@@ -202,6 +202,11 @@ class MemoryEngine:
         return self._core.settings
 
     @property
+    def reranker_name(self) -> str:
+        """The reranker recalls try first (``passthrough`` when there is no cross-encoder)."""
+        return self._core.reranker.name
+
+    @property
     def database_url(self) -> str:
         return self._conninfo
 

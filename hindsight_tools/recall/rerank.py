@@ -75,11 +75,10 @@ class PassthroughReranker:
 
 def normalise_scores(scores: Sequence[float]) -> list[float]:
     """A batch already within [0, 1] (a calibrated API) is kept; otherwise logits get a
-    sigmoid. NaN becomes 0 so one broken score can't poison the sort."""
-    clean = [0.0 if math.isnan(s) else s for s in scores]
-    if all(0.0 <= s <= 1.0 for s in clean):
-        return clean
-    return [_sigmoid(s) for s in clean]
+    sigmoid. NaN scores 0 so one broken score can't poison the sort."""
+    finite = [s for s in scores if not math.isnan(s)]
+    calibrated = all(0.0 <= s <= 1.0 for s in finite)
+    return [0.0 if math.isnan(s) else s if calibrated else _sigmoid(s) for s in scores]
 
 
 def rerank_document(text: str, context: str | None, occurred_start: datetime | None) -> str:

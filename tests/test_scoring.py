@@ -1,0 +1,175 @@
+"""Combined scoring (SPEC §8) and the final order: pure functions, exact values."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from hindsight_tools.recall.final import rank_final
+from hindsight_tools.recall.fusion import FusedCandidate
+from hindsight_tools.recall.rerank import RerankOutcome
+from hindsight_tools.recall.scoring import (
+    Evidence,
+    ScoringWeights,
+    boost,
+    combined_scores,
+    proof_signal,
+    recency_signal,
+    relevance_scale,
+    temporal_signal,
+)
+from hindsight_tools.temporal import TimeWindow
+
+NOW = datetime(2024, 6, 1, tzinfo=UTC)
+WEIGHTS = ScoringWeights()
+
+
+def ago(days: float) -> datetime:
+    return NOW - timedelta(days=days)
+
+
+@pytest.mark.parametrize(
+    ("days", "expected"),
+    [(0, 1.0), (182.5, 0.5), (365, 0.1), (400, 0.1), (-30, 1.0), (36.5, 0.9)],
+)
+def test_linear_recency(days: float, expected: float) -> None:
+    assert recency_signal(ago(days), NOW, "linear", 90) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("days", "expected"), [(0, 1.0), (90, 0.5), (180, 0.25), (-5, 1.0)])
+def test_exponential_recency_halves_every_half_life(days: float, expected: float) -> None:
+    assert recency_signal(ago(days), NOW, "exponential", 90) == pytest.approx(expected)
+
+
+def test_undated_and_disabled_recency_are_neutral() -> None:
+    assert recency_signal(None, NOW, "linear", 90) == 0.5
+    assert recency_signal(ago(1), NOW, "none", 90) == 0.5
+
+
+def test_temporal_signal_peaks_at_the_window_centre() -> None:
+    june = TimeWindow(
+        datetime(2023, 6, 1, tzinfo=UTC), datetime(2023, 6, 30, 23, 59, 59, tzinfo=UTC)
+    )
+    centre = june.centre()
+    assert centre is not None
+    assert temporal_signal(centre, june) == pytest.approx(1.0)
+    assert temporal_signal(datetime(2023, 6, 1, tzinfo=UTC), june) == pytest.approx(0.0)
+    assert temporal_signal(centre + timedelta(days=7.5), june) == pytest.approx(0.5)
+    assert temporal_signal(datetime(2023, 9, 1, tzinfo=UTC), june) == 0.0
+    assert temporal_signal(None, june) == 0.5
+    assert temporal_signal(centre, None) == 0.5
+
+
+def test_half_open_windows_reward_inside() -> None:
+    since = TimeWindow(datetime(2023, 6, 1, tzinfo=UTC), None)
+    assert temporal_signal(datetime(2023, 7, 1, tzinfo=UTC), since) == 1.0
+    assert temporal_signal(datetime(2023, 5, 1, tzinfo=UTC), since) == 0.0
+
+
+def test_proof_signal() -> None:
+    assert proof_signal(1) == 0.5
+    assert proof_signal(10) == pytest.approx(0.5 + 0.2302585, abs=1e-6)
+    assert proof_signal(10**9) == 1.0
+
+
+def test_the_articles_extremes() -> None:
+    best = combined_scores(
+        [1.0],
+        [Evidence(date=NOW, proof_count=10**6)],
+        now=NOW,
+        window=TimeWindow(NOW - timedelta(days=1), NOW + timedelta(days=1)),
+        weights=WEIGHTS,
+    )[0]
+    assert (best.recency, best.temporal, best.proof) == pytest.approx((1.10, 1.10, 1.05))
+    assert best.final == pytest.approx(1.10 * 1.10 * 1.05)
+    worst_recency = boost(0.2, recency_signal(ago(1000), NOW, "linear", 90))
+    assert worst_recency == pytest.approx(0.92)
+    assert boost(0.2, 0.0) == pytest.approx(0.9) and boost(0.1, 0.0) == pytest.approx(0.95)
+
+
+def test_undated_memory_is_not_boosted() -> None:
+    (neutral,) = combined_scores([0.7], [Evidence(None)], now=NOW, window=None, weights=WEIGHTS)
+    assert neutral.final == pytest.approx(0.7)
+
+
+def test_alphas_come_from_the_weights() -> None:
+    off = ScoringWeights(recency_alpha=0, temporal_alpha=0, proof_alpha=0)
+    (flat,) = combined_scores([0.4], [Evidence(NOW, 50)], now=NOW, window=None, weights=off)
+    assert flat.final == pytest.approx(0.4)
+
+
+def test_relevance_scale_spreads_by_logit() -> None:
+    assert relevance_scale([]) == []
+    assert relevance_scale([0.3, 0.3]) == [1.0, 1.0]
+    scaled = relevance_scale([0.9, 0.5, 0.1])
+    assert scaled[0] == pytest.approx(1.0) and scaled[2] == pytest.approx(0.1)
+    assert scaled[1] == pytest.approx(0.55)  # logit 0 sits halfway between ±logit(0.9)
+
+
+def candidates(n: int) -> list[FusedCandidate]:
+    return [
+        FusedCandidate(id=f"m{i}", rrf=1 / (60 + i), source_ranks={}, arm_scores={})
+        for i in range(n)
+    ]
+
+
+def order(scores: list[float], dates: list[datetime | None], reranker: str = "onnx") -> list[str]:
+    ranked = rank_final(
+        candidates(len(scores)),
+        RerankOutcome(scores, reranker),
+        [Evidence(d) for d in dates],
+        now=NOW,
+        window=None,
+        weights=WEIGHTS,
+    )
+    return [r.candidate.id for r in ranked]
+
+
+@pytest.mark.parametrize(
+    ("relevant", "less", "others"),
+    [
+        (0.9, 0.3, [0.05, 0.6]),  # well calibrated: probabilities across [0, 1]
+        (0.99966, 0.982, [0.0001, 0.5]),  # sigmoid of large logits (8 vs 4): saturated
+        (0.52, 0.48, [0.45, 0.55, 0.47]),  # an API whose scores bunch around 0.5
+    ],
+)
+def test_relevance_beats_recency(relevant: float, less: float, others: list[float]) -> None:
+    # the more relevant memory is a year old, the less relevant one is from today
+    scores = [less, relevant, *others]
+    dates: list[datetime | None] = [NOW, ago(365), *[ago(100)] * len(others)]
+    ranked = order(scores, dates)
+    assert ranked.index("m1") < ranked.index("m0")
+
+
+def test_recency_breaks_near_ties() -> None:
+    assert order([0.500, 0.501, 0.1, 0.9], [NOW, ago(365), None, None])[1:3] == ["m0", "m1"]
+
+
+def test_unscored_tail_keeps_its_fused_order_below_the_scored_head() -> None:
+    ranked = rank_final(
+        candidates(5),
+        RerankOutcome([0.2, 0.9], "onnx", timed_out=True),
+        [Evidence(NOW)] * 5,
+        now=NOW,
+        window=None,
+        weights=WEIGHTS,
+    )
+    assert [r.candidate.id for r in ranked] == ["m1", "m0", "m2", "m3", "m4"]
+    finals = [r.final for r in ranked]
+    assert finals == sorted(finals, reverse=True) and finals[1] > finals[2]
+    assert [r.cross_encoder for r in ranked[2:]] == [None, None, None]
+    assert ranked[0].cross_encoder == 0.9
+
+
+def test_passthrough_keeps_scores_on_its_own_scale() -> None:
+    ranked = rank_final(
+        candidates(3),
+        RerankOutcome([1.0, 0.55, 0.1], "passthrough"),
+        [Evidence(None)] * 3,
+        now=NOW,
+        window=None,
+        weights=WEIGHTS,
+    )
+    assert [r.final for r in ranked] == pytest.approx([1.0, 0.55, 0.1])
+    assert all(r.cross_encoder is None for r in ranked)
