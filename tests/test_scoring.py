@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from hindsight_tools.recall.final import rank_final
+from hindsight_tools.recall.final import rank_final, rerank_head
 from hindsight_tools.recall.fusion import FusedCandidate
 from hindsight_tools.recall.rerank import RerankOutcome
 from hindsight_tools.recall.scoring import (
@@ -173,3 +173,18 @@ def test_passthrough_keeps_scores_on_its_own_scale() -> None:
     )
     assert [r.final for r in ranked] == pytest.approx([1.0, 0.55, 0.1])
     assert all(r.cross_encoder is None for r in ranked)
+
+
+def test_the_rerank_head_gives_every_arms_best_a_seat() -> None:
+    fused = [
+        FusedCandidate("both", 0.032, {"semantic": 2, "bm25": 2}),
+        FusedCandidate("sem-1", 0.0164, {"semantic": 1}),
+        FusedCandidate("bm-3", 0.0159, {"bm25": 3}),
+        FusedCandidate("graph-1", 0.0158, {"graph": 1}),
+        FusedCandidate("sem-5", 0.0154, {"semantic": 5}),
+    ]
+    head, rest = rerank_head(fused, 3)
+    assert [c.id for c in head] == ["both", "sem-1", "graph-1"]  # kept in fused order
+    assert [c.id for c in rest] == ["bm-3", "sem-5"]
+    everything, nothing = rerank_head(fused, 10)
+    assert everything == fused and nothing == []

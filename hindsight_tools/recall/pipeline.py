@@ -21,7 +21,7 @@ from hindsight_tools.models import (
 )
 from hindsight_tools.recall.arms import ARM_ORDER, ArmName, ranked
 from hindsight_tools.recall.budget import recall_budget, rerank_depth
-from hindsight_tools.recall.final import RankedCandidate, rank_final
+from hindsight_tools.recall.final import RankedCandidate, rank_final, rerank_head
 from hindsight_tools.recall.fusion import reciprocal_rank_fusion
 from hindsight_tools.recall.graph import GraphQuery, graph_plan
 from hindsight_tools.recall.hydrate import MemoryRow, chunks_plan, memories_plan
@@ -159,20 +159,21 @@ def recall_program(
     mark = time.perf_counter()
     chain = services.reranker
     depth = len(head) if chain.is_passthrough else rerank_depth(request.budget, settings)
+    to_score, rest = rerank_head(head, depth)
     documents = [
         rerank_document(rows[c.id].text, rows[c.id].context, rows[c.id].occurred_start)
-        for c in head[:depth]
+        for c in to_score
     ]
     outcome: RerankOutcome = yield Blocking(
-        lambda: services.reranker.rerank(query, documents, timeout=settings.reranker_timeout)
+        lambda: chain.rerank(query, documents, timeout=settings.reranker_timeout)
     )
     stages["rerank"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
     scored = rank_final(
-        head,
+        to_score + rest,
         outcome,
-        [_evidence(rows[c.id]) for c in head],
+        [_evidence(rows[c.id]) for c in to_score + rest],
         now=request.now(),
         window=window,
         weights=_weights(settings),
