@@ -23,7 +23,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from hindsight_tools.errors import FieldProblem, InvalidRequestError
 from hindsight_tools.jsonl import item_from_record, read_documents, read_records
@@ -91,6 +91,7 @@ class QuestionResult(BaseModel):
     evidence: tuple[str, ...]
     ranked: tuple[str | None, ...]
     seconds: float
+    stages: dict[str, float] = Field(default_factory=dict)
 
 
 class Score(BaseModel):
@@ -114,6 +115,8 @@ class Latency(BaseModel):
     recalls: int
     p50_ms: float | None
     p95_ms: float | None
+    # per pipeline stage (embed, arms, fusion, rerank, scoring, token_filter): p50 in ms
+    stages_p50_ms: dict[str, float] = Field(default_factory=dict)
 
 
 class RetainStats(BaseModel):
@@ -197,10 +200,19 @@ def aggregate(
             recalls=len(rows),
             p50_ms=None if p50 is None else p50 * 1000,
             p95_ms=None if p95 is None else p95 * 1000,
+            stages_p50_ms=_stage_medians(rows),
         ),
         retain=retain,
         questions=rows,
     )
+
+
+def _stage_medians(rows: Sequence[QuestionResult]) -> dict[str, float]:
+    names = dict.fromkeys(name for row in rows for name in row.stages if name != "total")
+    return {
+        name: statistics.median(row.stages[name] for row in rows if name in row.stages) * 1000
+        for name in names
+    }
 
 
 # --------------------------------------------------------------------------- formatting
@@ -235,6 +247,11 @@ def format_report(report: Report) -> str:
             f"latency: p50 {latency.p50_ms:.1f} ms, p95 {latency.p95_ms:.1f} ms "
             f"over {latency.recalls} recalls"
         )
+        if latency.stages_p50_ms:
+            lines.append(
+                "stage p50: "
+                + ", ".join(f"{k} {v:.1f} ms" for k, v in latency.stages_p50_ms.items())
+            )
     if report.retain is None:
         lines.append("retain: skipped (banks reused)")
     else:
@@ -399,10 +416,11 @@ def _ask(
     options: Mapping[str, Any],
     depth: int,
 ) -> QuestionResult:
-    arguments = {"query_timestamp": question.query_time, **options}
+    arguments = {"query_timestamp": question.query_time, "trace": True, **options}
     started = time.perf_counter()
     result = engine.recall(bank_id, question.question, **arguments)
     seconds = time.perf_counter() - started
+    stages = dict(result.trace.stages) if result.trace is not None else {}
     ranked = tuple(
         dia_id if isinstance(dia_id := memory.metadata.get("dia_id"), str) else None
         for memory in result.memories[:depth]
@@ -415,6 +433,7 @@ def _ask(
         evidence=question.evidence,
         ranked=ranked,
         seconds=seconds,
+        stages=stages,
     )
 
 
