@@ -77,7 +77,7 @@ NOW = datetime(2025, 1, 15, 12, tzinfo=UTC)  # every question is asked "today" =
 DATES_FROM = datetime(2022, 1, 1, tzinfo=UTC)
 DATES_SPAN_SECONDS = 3 * 365 * 86400
 BUDGETS: tuple[Budget, ...] = ("low", "mid", "high")
-STAGES = ("embed", "time_parse", "arms", "fusion", "rerank", "token_filter")
+STAGES = ("embed", "time_parse", "arms", "fusion", "rerank", "scoring", "token_filter")
 RETAIN_BATCH = 1000
 WARM_UP = 10
 TIME_SHARE = 0.25
@@ -537,8 +537,20 @@ def _cpuinfo() -> list[str]:
 # --- the measurements --------------------------------------------------------------------
 
 
-def retain_bank(engine: MemoryEngine, bank: str, memories: Sequence[Memory]) -> float:
-    """Retain ``memories`` into an empty ``bank`` in batches; the seconds it took."""
+def retain_bank(
+    engine: MemoryEngine, bank: str, memories: Sequence[Memory], reuse: bool = False
+) -> float:
+    """Retain ``memories`` into an empty ``bank`` in batches; the seconds it took.
+
+    With ``reuse``, a bank that already holds that many memories (kept from an earlier run
+    with ``--data-dir``) is left as is and 0.0 returned."""
+    if reuse:
+        with engine._pool.connection() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM memory_units WHERE bank_id = %s", (bank,)
+            ).fetchone()
+        if row is not None and row[0] == len(memories):
+            return 0.0
     engine.delete_bank(bank)
     started = time.perf_counter()
     with tqdm(total=len(memories), unit="memory", desc=f"retain {bank}", leave=False) as bar:
@@ -854,6 +866,7 @@ class Run:
     explain_bank: str | None
     explain: list[str] | None
     overlap: list[Overlap]
+    reranker: str = "passthrough"
 
 
 def render(run: Run) -> str:
@@ -868,14 +881,21 @@ def render(run: Run) -> str:
         f"- embeddings: composite vectors over {run.components[0]} components embedded by the "
         f"real model in {run.components[1]:.1f} s; questions also pay a real-model pass",
         f"- table `memory_units`: {run.table_rows:,} rows in {len(run.banks)} banks; "
-        f"questions asked at {NOW.isoformat()}; reranker: passthrough",
+        f"questions asked at {NOW.isoformat()}; reranker: {run.reranker}",
         "",
         "## Retain",
         "",
         *_table(
             ["bank", "memories", "seconds", "memories/s"],
-            [[b, f"{n:,}", f"{s:.1f}", f"{n / s:.0f}"] for b, n, s in run.banks]
-            + [["all", f"{total:,}", f"{seconds:.1f}", f"{total / seconds:.0f}"]],
+            [[b, f"{n:,}", f"{s:.1f}", f"{n / s:.0f}" if s else "reused"] for b, n, s in run.banks]
+            + [
+                [
+                    "all",
+                    f"{total:,}",
+                    f"{seconds:.1f}",
+                    f"{total / seconds:.0f}" if seconds else "reused",
+                ]
+            ],
         ),
         "",
         f"Batches of {RETAIN_BATCH}; entities extracted and semantic/temporal links built as "
@@ -909,6 +929,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--data-dir", type=Path, help="use (and keep) this data directory")
     parser.add_argument("--keep", action="store_true", help="keep the temporary data directory")
     parser.add_argument("--out", type=Path, help="also write the report here")
+    parser.add_argument(
+        "--reranker", help="reranker provider (default: the engine's, auto → onnx here)"
+    )
+    parser.add_argument(
+        "--reuse", action="store_true", help="keep banks of the right size from --data-dir"
+    )
     parser.add_argument("--seed", type=int, default=7)
     return parser.parse_args(argv)
 
@@ -952,12 +978,15 @@ def run_benchmark(
     work: Workload,
     scale: Scale,
     command: str,
+    reuse: bool = False,
 ) -> Run:
     started = time.perf_counter()
     components = embedder.embed_components()
     components_seconds = time.perf_counter() - started
     facts = machine_facts(engine)
-    retained = [(b, len(mems), retain_bank(engine, b, mems)) for b, mems in work.banks.items()]
+    retained = [
+        (b, len(mems), retain_bank(engine, b, mems, reuse)) for b, mems in work.banks.items()
+    ]
     with engine._pool.connection() as conn:
         conn.execute("ANALYZE")  # the planner's steady state: autovacuum would do it soon
         row = conn.execute("SELECT count(*) FROM memory_units").fetchone()
@@ -985,6 +1014,7 @@ def run_benchmark(
         explain_bank=explain_bank,
         explain=explain,
         overlap=overlap_result,
+        reranker=engine.reranker_name,
     )
 
 
@@ -1012,12 +1042,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     store = data_dir(args.data_dir)
     try:
         settings = Settings(data_dir=store.path)
+        if args.reranker:
+            settings = settings.model_copy(update={"reranker_provider": args.reranker})
         real = default_embedder(settings.embeddings_model, settings.embeddings_batch_size)
         real.embed(["warm-up"])  # model load is not part of any measurement
         embedder = CompositeEmbedder(real, args.seed)
         work = make_workload(scale, args.seed, embedder)
         with MemoryEngine(settings=settings, embedder=embedder) as engine:
-            run = run_benchmark(engine, real, embedder, work, scale, command)
+            run = run_benchmark(engine, real, embedder, work, scale, command, args.reuse)
     finally:
         store.cleanup(args.keep)
     report = render(run)
