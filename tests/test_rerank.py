@@ -327,3 +327,34 @@ def test_a_failing_remote_reranker_degrades_the_recall(
     assert result.trace is not None
     assert result.trace.reranker == "onnx" and result.trace.reranker_failed == ["cohere"]
     assert result.memories[0].scores.cross_encoder is not None
+
+
+def test_a_slow_cross_encoder_cannot_hold_a_recall_past_the_timeout(settings: Settings) -> None:
+    slow = Spy(lambda q, d: -float(len(d)), name="slow", batch_size=1, delay=0.3)
+    quick = settings.model_copy(update={"reranker_timeout": 0.5, "reranker_depth_mid": 10})
+    passthrough = settings.model_copy(update={"reranker_provider": "passthrough"})
+    bank = "slow-reranker-bank"
+    items = [{"id": f"m{i}", "text": f"hiking trip number {i} in the Alps"} for i in range(8)]
+    with MemoryEngine(settings=quick, reranker=slow) as engine:
+        engine.retain(bank, items)
+        try:
+            started = time.monotonic()
+            result = engine.recall(bank, "hiking trip in the Alps", trace=True)
+            waited = time.monotonic() - started
+        finally:
+            engine.delete_bank(bank)
+    with MemoryEngine(settings=passthrough) as plain:
+        plain.retain(bank, items)
+        try:
+            fused = [m.id for m in plain.recall(bank, "hiking trip in the Alps").memories]
+        finally:
+            plain.delete_bank(bank)
+    assert result.trace is not None and result.trace.reranker_timed_out
+    scored = result.trace.reranked
+    assert 1 <= scored <= 2 and waited < 1.5
+    ids = [m.id for m in result.memories]
+    assert len(ids) == len(items)
+    assert all(m.scores.cross_encoder is not None for m in result.memories[:scored])
+    assert all(m.scores.cross_encoder is None for m in result.memories[scored:])
+    unscored = ids[scored:]
+    assert unscored == [i for i in fused if i in unscored]  # the tail keeps the fused order
