@@ -209,7 +209,9 @@ def format_result(result: RecallResult, *, explain: bool = False) -> str:
         )
         if explain:
             ranks = "  ".join(f"{arm}#{memory.source_ranks.get(arm, '-')}" for arm in arms)
-            lines.append(f"     rrf {memory.scores.rrf or 0:.4f}  {ranks}")
+            ce = memory.scores.cross_encoder
+            rerank = "not reranked" if ce is None else f"cross-encoder {ce:.3f}"
+            lines.append(f"     rrf {memory.scores.rrf or 0:.4f}  {rerank}  {ranks}")
     for chunk in result.chunks:
         marker = " (truncated)" if chunk.truncated else ""
         lines.append(f"  chunk {chunk.document_id}#{chunk.chunk_index}{marker}: {chunk.text[:200]}")

@@ -107,3 +107,29 @@ def test_demo_runs_the_four_kinds_of_recall(settings: Settings) -> None:
     for kind in ("[names]", "[paraphrase]", "[time]", "[relations]"):
         assert kind in done.stdout
     assert "retained" in done.stdout
+
+
+def test_recall_explain_shows_every_arms_rank_and_the_rerank(
+    settings: Settings, engine: MemoryEngine, bank: str
+) -> None:
+    engine.retain(
+        bank,
+        [
+            {
+                "id": "hike",
+                "text": "Went hiking in the Alps with Sam",
+                "occurred_start": "2023-06-10",
+            },
+            {"id": "cook", "text": "Cooked risotto for dinner", "occurred_start": "2023-06-11"},
+        ],
+    )
+    done = cli(settings, "recall", "--bank", bank, "--explain", "hiking in the Alps in June 2023")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "Went hiking in the Alps with Sam" in lines[0]
+    explained = lines[1].split()
+    assert explained[0] == "rrf" and float(explained[1]) > 0
+    assert "cross-encoder" in lines[1]
+    # the hike is the keyword arm's and the temporal arm's #1
+    assert "bm25#1" in explained and "temporal#1" in explained
+    assert any(word.startswith("graph#") for word in explained)
