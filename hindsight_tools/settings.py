@@ -103,9 +103,9 @@ class Settings(BaseSettings):
     reranker_max_candidates: int = Field(
         default=300, ge=1, description="Fused candidates kept for reranking and scoring."
     )
-    reranker_depth_low: int = Field(default=20, ge=0)
-    reranker_depth_mid: int = Field(default=40, ge=0)
-    reranker_depth_high: int = Field(default=100, ge=0)
+    reranker_depth_low: int = Field(default=12, ge=0)
+    reranker_depth_mid: int = Field(default=24, ge=0)
+    reranker_depth_high: int = Field(default=48, ge=0)
     reranker_timeout: float | None = Field(
         default=2.0,
         gt=0,
