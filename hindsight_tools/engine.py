@@ -196,8 +196,12 @@ class MemoryEngine:
 
     @property
     def aio(self) -> AsyncMemoryEngine:
-        """The async twin on the same store, models and settings (opened on first use)."""
-        if self._aio is None:
+        """The async twin on the same store, models and settings (opened on first use).
+
+        It can be awaited from any event loop, one after another (each ``asyncio.run``);
+        after ``await engine.aio.close()`` the next access gives a fresh twin.
+        """
+        if self._aio is None or self._aio._closed:
             self._aio = AsyncMemoryEngine._attached(self._core, self._conninfo)
         return self._aio
 
@@ -314,6 +318,7 @@ class AsyncMemoryEngine:
         self._server: EmbeddedServer | None = None
         self._owns_store = True
         self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._opening: asyncio.Lock | None = None
         self._closed = False
 
@@ -325,6 +330,7 @@ class AsyncMemoryEngine:
         engine._server = None
         engine._owns_store = False
         engine._pool = None
+        engine._loop = None
         engine._opening = None
         engine._closed = False
         return engine
@@ -336,6 +342,10 @@ class AsyncMemoryEngine:
     async def open(self) -> AsyncMemoryEngine:
         if self._closed:
             raise StoreError("this AsyncMemoryEngine is closed")
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            self._leave_loop()
+            self._loop = loop
         if self._pool is not None:
             return self
         if self._opening is None:
@@ -349,6 +359,16 @@ class AsyncMemoryEngine:
                     conninfo = self._conninfo
                 self._pool = await store.open_async_pool(conninfo, self._core.settings)
         return self
+
+    def _leave_loop(self) -> None:
+        # A pool's workers are tasks of the loop that opened it: used from another loop
+        # (a second asyncio.run, a test's own loop) it could never grow or heal. Close it
+        # on its loop if that still runs elsewhere; a finished loop's pool just goes (its
+        # connections close when collected).
+        pool, old_loop = self._pool, self._loop
+        self._pool, self._opening = None, None
+        if pool is not None and old_loop is not None and old_loop.is_running():
+            asyncio.run_coroutine_threadsafe(pool.close(), old_loop)
 
     async def retain(
         self, bank_id: str, items: Iterable[MemoryItem | Mapping[str, Any]]
@@ -391,6 +411,8 @@ class AsyncMemoryEngine:
         if self._closed:
             return
         self._closed = True
+        if self._loop is not asyncio.get_running_loop():
+            self._leave_loop()
         if self._pool is not None:
             await self._pool.close()
         if self._server is not None and self._owns_store:
