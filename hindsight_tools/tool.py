@@ -233,14 +233,19 @@ def parse_tool_arguments(model: type[ArgsT], arguments: Mapping[str, Any] | str)
     try:
         return model.model_validate(dict(arguments))
     except pydantic.ValidationError as exc:
-        problems = problems_from_pydantic(exc, "", model)
-        hints = [_allowed(model, detail) for detail in exc.errors(include_url=False)]
-        raise InvalidRequestError(
-            [
-                FieldProblem(p.location, f"{p.message}; allowed: {hint}") if hint else p
-                for p, hint in zip(problems, hints, strict=True)
-            ]
-        ) from None
+        raise arguments_error(model, exc) from None
+
+
+def arguments_error(model: type[BaseModel], error: pydantic.ValidationError) -> InvalidRequestError:
+    """``model``'s validation ``error`` as problems a model can act on: field, what is allowed."""
+    problems = problems_from_pydantic(error, "", model)
+    hints = [_allowed(model, detail) for detail in error.errors(include_url=False)]
+    return InvalidRequestError(
+        [
+            FieldProblem(p.location, f"{p.message}; allowed: {hint}") if hint else p
+            for p, hint in zip(problems, hints, strict=True)
+        ]
+    )
 
 
 def _allowed(model: type[BaseModel], detail: Any) -> str | None:
