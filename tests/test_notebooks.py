@@ -25,7 +25,8 @@ def test_notebook_runs(
     # the kernel inherits the environment: it joins this session's embedded server
     monkeypatch.setenv("HINDSIGHT_API_DATA_DIR", str(settings.data_dir))
     monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")  # no migration warning from jupyter_core
-    notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
+    # nbformat ships no annotations for read()
+    notebook = nbformat.read(NOTEBOOKS / name, as_version=4)  # type: ignore[no-untyped-call]
     client = NotebookClient(
         notebook,
         timeout=300,
