@@ -174,6 +174,8 @@ def test_bank_per_call_from_the_run_config(engine: MemoryEngine, pets_bank: str,
         bound.invoke("Bruno's cat", config=config)
     with pytest.raises(InvalidRequestError, match="no bank given"):
         unbound.invoke("Bruno's cat")
+    with pytest.raises(InvalidRequestError, match="bank_id: is not an invoke option"):
+        unbound.invoke("Bruno's cat", bank_id=bank)
 
 
 async def test_async_bank_per_call(engine: MemoryEngine, pets_bank: str) -> None:

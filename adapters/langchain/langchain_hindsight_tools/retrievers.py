@@ -59,13 +59,13 @@ class HindsightRetriever(BaseRetriever):
     def invoke(
         self, input: str, config: RunnableConfig | None = None, **kwargs: Any
     ) -> list[Document]:
-        bank_id = bank_for_call(self.bank_id, config)
+        bank_id = bank_for_call(self.bank_id, _no_bank_kwarg(config, kwargs))
         return super().invoke(input, config, **kwargs, bank_id=bank_id)
 
     async def ainvoke(
         self, input: str, config: RunnableConfig | None = None, **kwargs: Any
     ) -> list[Document]:
-        bank_id = bank_for_call(self.bank_id, config)
+        bank_id = bank_for_call(self.bank_id, _no_bank_kwarg(config, kwargs))
         return await super().ainvoke(input, config, **kwargs, bank_id=bank_id)
 
     def _get_relevant_documents(
@@ -93,6 +93,21 @@ class HindsightRetriever(BaseRetriever):
         if k is not None and (not isinstance(k, int) or isinstance(k, bool) or k < 1):
             raise InvalidRequestError([FieldProblem("k", f"{k!r} is not an integer >= 1")])
         return bank_id, k, values
+
+
+def _no_bank_kwarg(config: RunnableConfig | None, kwargs: dict[str, Any]) -> RunnableConfig | None:
+    # one way to choose the bank per call, so that it can't be given twice, differently
+    if "bank_id" in kwargs:
+        raise InvalidRequestError(
+            [
+                FieldProblem(
+                    "bank_id",
+                    "is not an invoke option: bind it at construction or pass "
+                    "config={'configurable': {'bank_id': ...}}",
+                )
+            ]
+        )
+    return config
 
 
 def _documents(result: RecallResult, k: int | None) -> list[Document]:
