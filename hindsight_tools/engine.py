@@ -296,6 +296,27 @@ class MemoryEngine:
             return {name: future.result() for name, future in futures.items()}
 
 
+async def _keep_pool(
+    pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]], release: asyncio.Future[None]
+) -> None:
+    """Close ``pool`` when ``release`` is done, or when the pool's event loop ends.
+
+    ``asyncio.run`` (like every test's loop) cancels the tasks still pending when it ends,
+    and a pool still open then can hang it: a worker cancelled while connecting swallows the
+    cancellation and waits on. Cancelled with the others, this task closes the pool, and
+    closing stops those workers.
+    """
+    try:
+        await release
+    finally:
+        await pool.close()
+
+
+def _release(release: asyncio.Future[None]) -> None:
+    if not release.done():
+        release.set_result(None)
+
+
 class AsyncMemoryEngine:
     """The recall engine, asynchronous: the same methods as :class:`MemoryEngine`, awaited.
 
@@ -319,6 +340,7 @@ class AsyncMemoryEngine:
         self._owns_store = True
         self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._keeper: tuple[asyncio.Task[None], asyncio.Future[None]] | None = None
         self._opening: asyncio.Lock | None = None
         self._closed = False
 
@@ -331,6 +353,7 @@ class AsyncMemoryEngine:
         engine._owns_store = False
         engine._pool = None
         engine._loop = None
+        engine._keeper = None
         engine._opening = None
         engine._closed = False
         return engine
@@ -357,18 +380,20 @@ class AsyncMemoryEngine:
                     self._conninfo = conninfo
                 else:
                     conninfo = self._conninfo
-                self._pool = await store.open_async_pool(conninfo, self._core.settings)
+                pool = await store.open_async_pool(conninfo, self._core.settings)
+                release = loop.create_future()
+                keeper = loop.create_task(_keep_pool(pool, release), name="hindsight-pool")
+                self._pool, self._keeper = pool, (keeper, release)
         return self
 
     def _leave_loop(self) -> None:
         # A pool's workers are tasks of the loop that opened it: used from another loop
-        # (a second asyncio.run, a test's own loop) it could never grow or heal. Close it
-        # on its loop if that still runs elsewhere; a finished loop's pool just goes (its
-        # connections close when collected).
-        pool, old_loop = self._pool, self._loop
-        self._pool, self._opening = None, None
-        if pool is not None and old_loop is not None and old_loop.is_running():
-            asyncio.run_coroutine_threadsafe(pool.close(), old_loop)
+        # (a second asyncio.run, a test's own loop) it could never grow or heal. Its keeper
+        # closes it: now if that loop still runs elsewhere, else it did when the loop ended.
+        old_loop, keeper = self._loop, self._keeper
+        self._pool, self._keeper, self._opening = None, None, None
+        if keeper is not None and old_loop is not None and old_loop.is_running():
+            old_loop.call_soon_threadsafe(_release, keeper[1])
 
     async def retain(
         self, bank_id: str, items: Iterable[MemoryItem | Mapping[str, Any]]
@@ -413,8 +438,11 @@ class AsyncMemoryEngine:
         self._closed = True
         if self._loop is not asyncio.get_running_loop():
             self._leave_loop()
-        if self._pool is not None:
-            await self._pool.close()
+        if self._keeper is not None:
+            keeper, release = self._keeper
+            _release(release)
+            await keeper
+            self._pool, self._keeper = None, None
         if self._server is not None and self._owns_store:
             await asyncio.to_thread(self._server.release)
             self._server = None

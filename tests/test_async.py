@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 
@@ -80,3 +81,23 @@ def test_the_async_twin_serves_one_event_loop_after_another(
         return (await engine.aio.recall(bank, "quokkas")).memories[0].id
 
     assert asyncio.run(close_then_reuse()) == "q"
+
+
+def test_an_event_loop_ends_cleanly_with_the_twin_left_open(
+    engine: MemoryEngine, bank: str
+) -> None:
+    # asyncio.run cancels what is left when it ends; a pool still growing then used to hang
+    # it (a worker cancelled while connecting swallowed the cancellation)
+    engine.retain(bank, [{"id": "q", "text": "Quokkas live on Rottnest Island"}])
+
+    async def scenario() -> None:
+        await asyncio.gather(*(engine.aio.recall(bank, "quokkas") for _ in range(4)))
+
+    def many_loops() -> None:
+        for _ in range(20):
+            asyncio.run(scenario())
+
+    runner = threading.Thread(target=many_loops, daemon=True)
+    runner.start()
+    runner.join(timeout=240)
+    assert not runner.is_alive(), "an event loop hung at shutdown"
