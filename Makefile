@@ -9,19 +9,20 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # torch first and pinned: the CPU build on local disk, never a multi-GB CUDA download.
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+$(VENV)/.installed: pyproject.toml $(wildcard adapters/*/pyproject.toml) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev]' \
+		-e adapters/langchain -e adapters/llama-index-retrievers -e adapters/llama-index-tools
 	touch $@
 
 demo: $(VENV)/.installed
 	$(BIN)/hindsight-tools demo
 
 test: $(VENV)/.installed
-	$(BIN)/ruff check hindsight_tools tests benchmarks
+	$(BIN)/ruff check hindsight_tools tests benchmarks adapters notebooks
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 lint: $(VENV)/.installed
-	$(BIN)/ruff check hindsight_tools tests benchmarks
+	$(BIN)/ruff check hindsight_tools tests benchmarks adapters notebooks
 	$(BIN)/mypy

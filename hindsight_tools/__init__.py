@@ -24,6 +24,16 @@ from hindsight_tools.models import (
     Scores,
 )
 from hindsight_tools.settings import Settings
+from hindsight_tools.tool import (
+    RecallToolArgs,
+    RetainToolArgs,
+    arun_recall_tool,
+    arun_retain_tool,
+    recall_tool_schema,
+    retain_tool_schema,
+    run_recall_tool,
+    run_retain_tool,
+)
 
 __version__ = "0.1.0"
 
@@ -40,14 +50,22 @@ __all__ = [
     "MissingExtensionError",
     "RecallRequest",
     "RecallResult",
+    "RecallToolArgs",
     "RecallTrace",
     "RecalledChunk",
     "RecalledMemory",
     "RerankerError",
     "RetainResult",
+    "RetainToolArgs",
     "SchemaMismatchError",
     "Scores",
     "Settings",
     "StoreError",
     "__version__",
+    "arun_recall_tool",
+    "arun_retain_tool",
+    "recall_tool_schema",
+    "retain_tool_schema",
+    "run_recall_tool",
+    "run_retain_tool",
 ]

@@ -1,4 +1,4 @@
-"""The ``hindsight-tools`` command: demo, retain, recall."""
+"""The ``hindsight-tools`` command: demo, retain, recall, eval, mcp."""
 
 from __future__ import annotations
 
@@ -62,6 +62,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--json", type=Path, help="also write the full report here")
 
+    mcp = commands.add_parser(
+        "mcp", help="serve the recall and retain tools of one bank over stdio (MCP)"
+    )
+    mcp.add_argument("--bank", required=True, help="the memory bank the tools work on")
+
     recall = commands.add_parser("recall", help="recall memories for a query")
     recall.add_argument("query")
     recall.add_argument("--bank", required=True)
@@ -92,6 +97,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             _retain(args)
         elif args.command == "eval":
             _evaluate(args)
+        elif args.command == "mcp":
+            from hindsight_tools.mcp_server import run
+
+            run(args.bank)
         else:
             _recall(args)
     except HindsightError as exc:

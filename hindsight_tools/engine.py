@@ -212,8 +212,12 @@ class MemoryEngine:
 
     @property
     def aio(self) -> AsyncMemoryEngine:
-        """The async twin on the same store, models and settings (opened on first use)."""
-        if self._aio is None:
+        """The async twin on the same store, models and settings (opened on first use).
+
+        It can be awaited from any event loop, one after another (each ``asyncio.run``);
+        after ``await engine.aio.close()`` the next access gives a fresh twin.
+        """
+        if self._aio is None or self._aio._closed:
             self._aio = AsyncMemoryEngine._attached(self._core, self._conninfo)
         return self._aio
 
@@ -308,6 +312,27 @@ class MemoryEngine:
             return {name: future.result() for name, future in futures.items()}
 
 
+async def _keep_pool(
+    pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]], release: asyncio.Future[None]
+) -> None:
+    """Close ``pool`` when ``release`` is done, or when the pool's event loop ends.
+
+    ``asyncio.run`` (like every test's loop) cancels the tasks still pending when it ends,
+    and a pool still open then can hang it: a worker cancelled while connecting swallows the
+    cancellation and waits on. Cancelled with the others, this task closes the pool, and
+    closing stops those workers.
+    """
+    try:
+        await release
+    finally:
+        await pool.close()
+
+
+def _release(release: asyncio.Future[None]) -> None:
+    if not release.done():
+        release.set_result(None)
+
+
 class AsyncMemoryEngine:
     """The recall engine, asynchronous: the same methods as :class:`MemoryEngine`, awaited.
 
@@ -330,6 +355,8 @@ class AsyncMemoryEngine:
         self._server: EmbeddedServer | None = None
         self._owns_store = True
         self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._keeper: tuple[asyncio.Task[None], asyncio.Future[None]] | None = None
         self._opening: asyncio.Lock | None = None
         self._closed = False
 
@@ -341,6 +368,8 @@ class AsyncMemoryEngine:
         engine._server = None
         engine._owns_store = False
         engine._pool = None
+        engine._loop = None
+        engine._keeper = None
         engine._opening = None
         engine._closed = False
         return engine
@@ -352,6 +381,10 @@ class AsyncMemoryEngine:
     async def open(self) -> AsyncMemoryEngine:
         if self._closed:
             raise StoreError("this AsyncMemoryEngine is closed")
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            self._leave_loop()
+            self._loop = loop
         if self._pool is not None:
             return self
         if self._opening is None:
@@ -363,8 +396,20 @@ class AsyncMemoryEngine:
                     self._conninfo = conninfo
                 else:
                     conninfo = self._conninfo
-                self._pool = await store.open_async_pool(conninfo, self._core.settings)
+                pool = await store.open_async_pool(conninfo, self._core.settings)
+                release = loop.create_future()
+                keeper = loop.create_task(_keep_pool(pool, release), name="hindsight-pool")
+                self._pool, self._keeper = pool, (keeper, release)
         return self
+
+    def _leave_loop(self) -> None:
+        # A pool's workers are tasks of the loop that opened it: used from another loop
+        # (a second asyncio.run, a test's own loop) it could never grow or heal. Its keeper
+        # closes it: now if that loop still runs elsewhere, else it did when the loop ended.
+        old_loop, keeper = self._loop, self._keeper
+        self._pool, self._keeper, self._opening = None, None, None
+        if keeper is not None and old_loop is not None and old_loop.is_running():
+            old_loop.call_soon_threadsafe(_release, keeper[1])
 
     async def retain(
         self, bank_id: str, items: Iterable[MemoryItem | Mapping[str, Any]]
@@ -407,8 +452,13 @@ class AsyncMemoryEngine:
         if self._closed:
             return
         self._closed = True
-        if self._pool is not None:
-            await self._pool.close()
+        if self._loop is not asyncio.get_running_loop():
+            self._leave_loop()
+        if self._keeper is not None:
+            keeper, release = self._keeper
+            _release(release)
+            await keeper
+            self._pool, self._keeper = None, None
         if self._server is not None and self._owns_store:
             await asyncio.to_thread(self._server.release)
             self._server = None
