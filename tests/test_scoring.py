@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from hindsight_tools.recall.final import rank_final, rerank_head
+from hindsight_tools.recall.final import fused_relevance, rank_final, rerank_head
 from hindsight_tools.recall.fusion import FusedCandidate
 from hindsight_tools.recall.rerank import RerankOutcome
 from hindsight_tools.recall.scoring import (
@@ -162,17 +162,27 @@ def test_unscored_tail_keeps_its_fused_order_below_the_scored_head() -> None:
     assert ranked[0].cross_encoder == 0.9
 
 
-def test_passthrough_keeps_scores_on_its_own_scale() -> None:
+def test_without_a_cross_encoder_relevance_is_the_fused_score() -> None:
+    rrf = [0.032, 0.0164, 0.0162, 0.0159]  # two arms agree on m0; the rest one arm each
+    fused = [FusedCandidate(f"m{i}", r) for i, r in enumerate(rrf)]
     ranked = rank_final(
-        candidates(3),
-        RerankOutcome([1.0, 0.55, 0.1], "passthrough"),
-        [Evidence(None)] * 3,
+        fused,
+        RerankOutcome([1.0, 0.7, 0.4, 0.1], "passthrough"),
+        [Evidence(ago(365)), Evidence(ago(365)), Evidence(ago(365)), Evidence(NOW)],
         now=NOW,
         window=None,
         weights=WEIGHTS,
     )
-    assert [r.final for r in ranked] == pytest.approx([1.0, 0.55, 0.1])
+    # the fresh m3 passes the near-tied m2, never the memory two arms agree on
+    assert [r.candidate.id for r in ranked] == ["m0", "m1", "m3", "m2"]
+    assert ranked[0].final == pytest.approx(1.0 * 0.92)
     assert all(r.cross_encoder is None for r in ranked)
+
+
+def test_fused_relevance_spreads_by_value() -> None:
+    assert fused_relevance([]) == []
+    assert fused_relevance([0.02, 0.02]) == [1.0, 1.0]
+    assert fused_relevance([0.03, 0.02, 0.01]) == pytest.approx([1.0, 0.55, 0.1])
 
 
 def test_the_rerank_head_gives_every_arms_best_a_seat() -> None:

@@ -9,6 +9,7 @@ from datetime import datetime
 from hindsight_tools.recall.fusion import FusedCandidate
 from hindsight_tools.recall.rerank import PassthroughReranker, RerankOutcome, passthrough_scores
 from hindsight_tools.recall.scoring import (
+    RELEVANCE_FLOOR,
     Evidence,
     ScoringWeights,
     combined_scores,
@@ -42,6 +43,22 @@ def rerank_head(
     return head, [c for c in fused if c.id not in chosen]
 
 
+def fused_relevance(rrf: Sequence[float]) -> list[float]:
+    """Without a cross-encoder, relevance is the fused score itself, min-max onto [0.1, 1].
+
+    The passthrough scores of SPEC §7 spread evenly by rank: over 300 candidates one rank
+    is 0.3% apart, so the ±27% boosts re-sort the whole list by date (on the dev set
+    recall@10 fell from 0.50 to 0.32). Spread by RRF value, a memory two arms agree on
+    stays well above one only a single arm found, and boosts reorder only near-ties.
+    """
+    if not rrf:
+        return []
+    low, high = min(rrf), max(rrf)
+    if high - low <= 0:
+        return [1.0] * len(rrf)
+    return [RELEVANCE_FLOOR + (1.0 - RELEVANCE_FLOOR) * (r - low) / (high - low) for r in rrf]
+
+
 @dataclass(frozen=True)
 class RankedCandidate:
     candidate: FusedCandidate
@@ -62,7 +79,11 @@ def rank_final(
     candidates the reranker didn't reach (depth or deadline) follow in fused (RRF) order."""
     n = len(outcome.scores)
     passthrough = outcome.reranker == PassthroughReranker.name
-    relevance = outcome.scores if passthrough else relevance_scale(outcome.scores)
+    relevance = (
+        fused_relevance([c.rrf for c in head[:n]])
+        if passthrough
+        else relevance_scale(outcome.scores)
+    )
     boosted = combined_scores(relevance, evidence[:n], now=now, window=window, weights=weights)
     scored = sorted(
         (
