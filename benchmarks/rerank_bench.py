@@ -1,0 +1,89 @@
+"""Cross-encoder cost on this machine: ms per (query, memory) pair for the ONNX reranker.
+
+Compares, in one run on the same pairs, the model fed as its tokenizer ships (every pair
+padded to 512 tokens) with our per-group dynamic padding, and one against two onnxruntime
+threads. The pairs are real LoCoMo memories with the date prefix a recall adds.
+
+    .venv/bin/python benchmarks/rerank_bench.py [--pairs 64] [--dataset DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from hindsight_tools.recall.rerank import rerank_document
+from hindsight_tools.rerankers.onnx import OnnxCrossEncoder
+
+DATASET = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
+QUERY = "What did Caroline research?"
+
+
+def documents(dataset: Path, count: int) -> list[str]:
+    docs = []
+    with (dataset / "memories.jsonl").open() as lines:
+        for line in lines:
+            record = json.loads(line)
+            when = datetime.fromisoformat(record["occurred_at"])
+            docs.append(rerank_document(record["text"], None, when))
+            if len(docs) == count:
+                break
+    return docs
+
+
+def padded_to_512(reranker: OnnxCrossEncoder, docs: list[str]) -> float:
+    """The shipped behaviour: every pair padded to the tokenizer's fixed 512."""
+    tokenizer = reranker._tokenizer
+    tokenizer.enable_padding(length=512)
+    try:
+        started = time.perf_counter()
+        for start in range(0, len(docs), 32):
+            encodings = tokenizer.encode_batch([(QUERY, d) for d in docs[start : start + 32]])
+            reranker._session.run(None, reranker._feed(encodings))
+        return time.perf_counter() - started
+    finally:
+        tokenizer.no_padding()
+
+
+def timed(reranker: OnnxCrossEncoder, docs: list[str], repeats: int = 3) -> float:
+    runs = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        reranker.score(QUERY, docs)
+        runs.append(time.perf_counter() - started)
+    return statistics.median(runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=64)
+    parser.add_argument("--dataset", type=Path, default=DATASET)
+    args = parser.parse_args()
+    docs = documents(args.dataset, args.pairs)
+    both = OnnxCrossEncoder(threads=0)
+    one = OnnxCrossEncoder(threads=1)
+    tokens = [len(e.ids) for e in both._tokenizer.encode_batch([(QUERY, d) for d in docs])]
+    both.score(QUERY, docs[:4])  # first-run allocations are not part of any figure
+    rows = [
+        ("as shipped: padded to 512, batches of 32", padded_to_512(both, docs)),
+        ("dynamic padding per length group, all cores", timed(both, docs)),
+        ("dynamic padding per length group, one thread", timed(one, docs)),
+    ]
+    print(
+        f"{len(docs)} pairs, {np.mean(tokens):.0f} tokens on average (max {max(tokens)}); "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
+    print("| feeding | seconds | ms per pair |\n|---|---:|---:|")
+    for name, seconds in rows:
+        print(f"| {name} | {seconds:.2f} | {seconds / len(docs) * 1000:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
