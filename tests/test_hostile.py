@@ -213,15 +213,18 @@ def test_injection_payloads_are_plain_text(
 ) -> None:
     """Stored and matched as text: every statement is parameterised, so none of it is SQL."""
     payloads = [p for p in PAYLOADS if p.strip()]
-    items = [
-        {"id": f"p{i}", "text": f"note {p}", "tags": [p], "entities": [p]}
-        for i, p in enumerate(payloads)
-    ]
-    engine.retain(bank, items)
+    engine.retain(
+        bank,
+        [
+            {"id": f"p{i}", "text": f"note {p}", "tags": [p], "entities": [p]}
+            for i, p in enumerate(payloads)
+        ],
+    )
     quick = settings.model_copy(update={"reranker_provider": "passthrough"})
     with MemoryEngine(engine.database_url, settings=quick) as plain:
-        for item, payload in zip(items, payloads, strict=True):
-            found = plain.recall(bank, item["text"], tags=[payload], tags_match="all_strict")
+        for i, payload in enumerate(payloads):
+            text = f"note {payload}"
+            found = plain.recall(bank, text, tags=[payload], tags_match="all_strict")
             assert [(m.id, m.text, m.tags, m.entities) for m in found.memories] == [
-                (item["id"], item["text"], [payload], [" ".join(payload.split())])
+                (f"p{i}", text, [payload], [" ".join(payload.split())])
             ]
