@@ -86,6 +86,14 @@ Identifier = Annotated[
     AfterValidator(_non_blank),
     AfterValidator(_no_nul),
 ]
+# Length limits before the validators, so that pydantic words them in characters.
+EntityName = Annotated[
+    StrictStr,
+    Field(max_length=MAX_ID_CHARS),
+    AfterValidator(_non_blank),
+    AfterValidator(_no_nul),
+]
+Tag = Annotated[StrictStr, Field(min_length=1, max_length=MAX_ID_CHARS), AfterValidator(_no_nul)]
 Timestamp = Annotated[datetime, AfterValidator(_as_utc)]
 
 
@@ -116,10 +124,8 @@ class MemoryItem(BaseModel):
     occurred_start: Timestamp | None = None
     occurred_end: Timestamp | None = None
     mentioned_at: Timestamp | None = None
-    entities: list[Annotated[NonBlankText, Field(max_length=MAX_ID_CHARS)]] | None = None
-    tags: list[Annotated[PgText, Field(min_length=1, max_length=MAX_ID_CHARS)]] = Field(
-        default_factory=list
-    )
+    entities: list[EntityName] | None = None
+    tags: list[Tag] = Field(default_factory=list)
     document_id: Identifier | None = None
     chunk: NonBlankText | None = None
     proof_count: StrictInt = Field(default=1, ge=1)
