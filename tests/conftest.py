@@ -91,7 +91,7 @@ hypothesis_settings.register_profile(
 )
 hypothesis_settings.register_profile(
     "thorough",
-    max_examples=1000,
+    max_examples=500,
     deadline=None,
     database=None,
     suppress_health_check=_HYPOTHESIS_CHECKS,
