@@ -21,6 +21,8 @@ T = TypeVar("T")
 Row = tuple[Any, ...]
 Rows = list[Row]
 Query = str | sql.Composable
+# Transaction-local: a limit set this way ends with the plan's transaction.
+SET_STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', %(ms)s, true)"
 
 
 @dataclass(frozen=True)
@@ -46,9 +48,33 @@ class Cancelled(list[Row]):
 Plan = Generator[Statement, Rows, T]
 
 
-def _store_error(exc: psycopg.Error) -> StoreError:
-    detail = exc.diag.message_primary or str(exc)
-    return StoreError(f"PostgreSQL error ({type(exc).__name__}): {detail}")
+def with_statement_timeout(plan: Plan[T], seconds: float) -> Plan[T]:
+    """``plan`` with each of its statements limited to ``seconds`` (0: no limit).
+
+    The limit is set for the plan's transaction only, so it never leaks into the pooled
+    connection's next use.
+    """
+    if seconds > 0:
+        ms = str(max(round(seconds * 1000), 1))
+        yield Statement(SET_STATEMENT_TIMEOUT, {"ms": ms}, "none")
+    return (yield from plan)
+
+
+def _store_error(exc: psycopg.Error, connection_lost: bool) -> StoreError:
+    detail = exc.diag.message_primary or str(exc).strip()
+    what = f"{type(exc).__name__}: {detail}"
+    if connection_lost:
+        return StoreError(
+            f"lost the connection to PostgreSQL during this call ({what}); the call did not "
+            "complete (if the connection dropped during the commit itself the write may have "
+            "landed: a retain with ids is safe to repeat); later calls reconnect"
+        )
+    if isinstance(exc, psycopg.errors.QueryCanceled) and "statement timeout" in detail:
+        return StoreError(
+            f"PostgreSQL cancelled a statement at its time limit ({what}); recall statements "
+            "are limited by HINDSIGHT_API_RECALL_STATEMENT_TIMEOUT"
+        )
+    return StoreError(f"PostgreSQL error ({what})")
 
 
 def _execute(cur: psycopg.Cursor[Row], stmt: Statement) -> Rows:
@@ -99,7 +125,7 @@ def run_plan(conn: psycopg.Connection[Row], plan: Plan[T]) -> T:
                     return done.value  # type: ignore[no-any-return]
                 rows = _execute(cur, stmt)
     except psycopg.Error as exc:
-        raise _store_error(exc) from exc
+        raise _store_error(exc, conn.broken) from exc
     finally:
         plan.close()
 
@@ -116,6 +142,6 @@ async def arun_plan(conn: psycopg.AsyncConnection[Row], plan: Plan[T]) -> T:
                     return done.value  # type: ignore[no-any-return]
                 rows = await _aexecute(cur, stmt)
     except psycopg.Error as exc:
-        raise _store_error(exc) from exc
+        raise _store_error(exc, conn.broken) from exc
     finally:
         plan.close()

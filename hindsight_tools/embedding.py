@@ -118,6 +118,27 @@ def _torch_threads(threads: int | None) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
+def embed_texts(embedder: Embedder, texts: Sequence[str]) -> Vectors:
+    """``embedder.embed(texts)``, checked: whatever goes wrong is an :class:`EmbedderError`.
+
+    Any object with the :class:`Embedder` shape can be passed to an engine; its failures (and
+    wrongly shaped output) must still surface as the documented error, not as whatever the
+    model library raised.
+    """
+    try:
+        vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+    except EmbedderError:
+        raise
+    except Exception as exc:
+        raise EmbedderError(f"embedding with {embedder.name!r} failed: {exc}") from exc
+    if vectors.shape != (len(texts), embedder.dimension):
+        raise EmbedderError(
+            f"embedder {embedder.name!r} returned shape {vectors.shape} for {len(texts)} "
+            f"texts; expected ({len(texts)}, {embedder.dimension})"
+        )
+    return vectors
+
+
 @functools.cache
 def _load_model(path: str) -> Any:
     """Load once per process: every engine on the same model shares the weights."""

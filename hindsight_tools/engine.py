@@ -22,7 +22,7 @@ from hindsight_tools import store
 from hindsight_tools._plan import Plan, Statement, arun_plan, run_plan
 from hindsight_tools._program import Blocking, Parallel, ParallelResult, Program
 from hindsight_tools.embedded import EmbeddedServer, acquire_server
-from hindsight_tools.embedding import Embedder, default_embedder
+from hindsight_tools.embedding import Embedder, default_embedder, embed_texts
 from hindsight_tools.entities import EntityExtractor, extract_entities
 from hindsight_tools.errors import InvalidRequestError, StoreError
 from hindsight_tools.models import (
@@ -115,7 +115,7 @@ class _EngineCore:
         parsed = parse_items(items, self.settings)
         prepared = prepare_items(parsed, self.entity_extractor)
         texts = [item.text for item in parsed]
-        embeddings = yield Blocking(lambda: self.embedder.embed(texts))
+        embeddings = yield Blocking(lambda: embed_texts(self.embedder, texts))
         done: ParallelResult = yield Parallel(
             {"retain": retain_plan(bank_id, prepared, embeddings, self.settings)}
         )
@@ -140,8 +140,8 @@ class _EngineCore:
 def _pool_timeout_message(settings: Settings) -> str:
     return (
         f"no database connection became free within {settings.pool_timeout:g} s "
-        f"(all {settings.pool_max_size} pooled connections busy); raise "
-        "HINDSIGHT_API_POOL_MAX_SIZE or HINDSIGHT_API_POOL_TIMEOUT"
+        f"(all {settings.pool_max_size} pooled connections busy, or PostgreSQL unreachable); "
+        "raise HINDSIGHT_API_POOL_MAX_SIZE or HINDSIGHT_API_POOL_TIMEOUT"
     )
 
 
@@ -285,6 +285,8 @@ class MemoryEngine:
                 return run_plan(conn, plan)
         except PoolTimeout as exc:
             raise StoreError(_pool_timeout_message(self._core.settings)) from exc
+        except psycopg.Error as exc:  # from the pool itself; run_plan maps the rest
+            raise StoreError(f"PostgreSQL connection failed: {exc}") from exc
 
     def _drive(self, program: Program[T]) -> T:
         value: Any = None
@@ -477,6 +479,8 @@ class AsyncMemoryEngine:
                 return await arun_plan(conn, plan)
         except PoolTimeout as exc:
             raise StoreError(_pool_timeout_message(self._core.settings)) from exc
+        except psycopg.Error as exc:  # from the pool itself; run_plan maps the rest
+            raise StoreError(f"PostgreSQL connection failed: {exc}") from exc
 
     async def _drive(self, program: Program[T]) -> T:
         value: Any = None
@@ -497,5 +501,14 @@ class AsyncMemoryEngine:
 
     async def _run_parallel(self, step: Parallel) -> ParallelResult:
         names = list(step.plans)
-        values = await asyncio.gather(*(self._timed(step.plans[n]) for n in names))
+        tasks = [asyncio.ensure_future(self._timed(step.plans[n])) for n in names]
+        try:
+            values = await asyncio.gather(*tasks)
+        except BaseException:
+            # One arm failed: stop the others instead of leaving them running (and their
+            # errors unretrieved) after the call has already failed.
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         return dict(zip(names, values, strict=True))

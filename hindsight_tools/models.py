@@ -25,12 +25,22 @@ Budget = Literal["low", "mid", "high"]
 TagsMatch = Literal["any", "all", "any_strict", "all_strict", "exact"]
 
 MAX_ID_CHARS = 256
+MAX_METADATA_BYTES = 65_536
+MAX_METADATA_DEPTH = 32
 
 
 def _no_nul(value: str) -> str:
-    # PostgreSQL text cannot hold NUL; say so here instead of failing inside a transaction.
+    # PostgreSQL text holds neither NUL nor unpaired surrogates (they have no UTF-8 form):
+    # say so here instead of failing inside a transaction.
     if "\x00" in value:
         raise ValueError("must not contain NUL (\\x00) characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"must be valid Unicode: unpaired surrogate {value[exc.start]!r} at character "
+            f"{exc.start}"
+        ) from None
     return value
 
 
@@ -44,7 +54,28 @@ def _as_utc(value: datetime | None) -> datetime | None:
     # Naive datetimes are taken as UTC so that every stored date is comparable.
     if value is not None and value.tzinfo is None:
         return value.replace(tzinfo=UTC)
+    if value is not None:
+        # PostgreSQL would store 0001-01-01T00:00+05:00 (a date BC in UTC), but Python could
+        # never read it back: every later recall of the bank would fail.
+        try:
+            value.astimezone(UTC)
+        except OverflowError:
+            raise ValueError("must lie between 0001-01-01 and 9999-12-31 in UTC") from None
     return value
+
+
+def _check_metadata_depth(value: Any) -> None:
+    """Refuse nesting deeper than ``MAX_METADATA_DEPTH``, walking without recursion so that
+    a hostile depth can't exhaust Python's stack (``json.dumps`` would)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)) and depth > MAX_METADATA_DEPTH:
+            raise ValueError(f"nests deeper than {MAX_METADATA_DEPTH} levels")
+        if isinstance(node, dict):
+            stack.extend((child, depth + 1) for child in node.values())
+        elif isinstance(node, list):
+            stack.extend((child, depth + 1) for child in node)
 
 
 PgText = Annotated[StrictStr, AfterValidator(_no_nul)]
@@ -55,6 +86,14 @@ Identifier = Annotated[
     AfterValidator(_non_blank),
     AfterValidator(_no_nul),
 ]
+# Length limits before the validators, so that pydantic words them in characters.
+EntityName = Annotated[
+    StrictStr,
+    Field(max_length=MAX_ID_CHARS),
+    AfterValidator(_non_blank),
+    AfterValidator(_no_nul),
+]
+Tag = Annotated[StrictStr, Field(min_length=1, max_length=MAX_ID_CHARS), AfterValidator(_no_nul)]
 Timestamp = Annotated[datetime, AfterValidator(_as_utc)]
 
 
@@ -85,10 +124,8 @@ class MemoryItem(BaseModel):
     occurred_start: Timestamp | None = None
     occurred_end: Timestamp | None = None
     mentioned_at: Timestamp | None = None
-    entities: list[Annotated[NonBlankText, Field(max_length=MAX_ID_CHARS)]] | None = None
-    tags: list[Annotated[PgText, Field(min_length=1, max_length=MAX_ID_CHARS)]] = Field(
-        default_factory=list
-    )
+    entities: list[EntityName] | None = None
+    tags: list[Tag] = Field(default_factory=list)
     document_id: Identifier | None = None
     chunk: NonBlankText | None = None
     proof_count: StrictInt = Field(default=1, ge=1)
@@ -98,13 +135,16 @@ class MemoryItem(BaseModel):
     @field_validator("metadata")
     @classmethod
     def _metadata_is_json(cls, value: dict[str, Any]) -> dict[str, Any]:
+        _check_metadata_depth(value)
         try:
-            json.dumps(value, allow_nan=False)
+            size = len(json.dumps(value, allow_nan=False).encode())
         except (TypeError, ValueError) as exc:
             raise ValueError(
                 f"must be JSON-serialisable (str keys; str, number, bool, null, list, dict "
                 f"values; no NaN or infinity): {exc}"
             ) from None
+        if size > MAX_METADATA_BYTES:
+            raise ValueError(f"is {size} bytes as JSON; at most {MAX_METADATA_BYTES}")
         return value
 
     @model_validator(mode="after")

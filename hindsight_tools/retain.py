@@ -141,12 +141,14 @@ UPDATE bank_terms b SET df = b.df - counts.n
 FROM counts WHERE b.bank_id = %(bank)s AND b.term = counts.term
 """
 _DROP_UNUSED_TERMS = "DELETE FROM bank_terms WHERE bank_id = %(bank)s AND df <= 0"
+# Lexemes over 1 KB (a 2,000-letter "word") are left out: next to a long id they would pass
+# btree's row limit in the postings key, and nobody searches for them.
 _ADD_TERMS = """
 WITH added AS (
     INSERT INTO memory_terms (bank_id, term, unit_id, tf)
     SELECT u.bank_id, t.lexeme, u.id, coalesce(cardinality(t.positions), 1)
     FROM memory_units u CROSS JOIN LATERAL unnest(u.search_vector) t
-    WHERE u.bank_id = %(bank)s AND u.id = ANY(%(ids)s)
+    WHERE u.bank_id = %(bank)s AND u.id = ANY(%(ids)s) AND octet_length(t.lexeme) <= 1024
     RETURNING term
 )
 INSERT INTO bank_terms (bank_id, term, df)

@@ -48,6 +48,12 @@ class Settings(BaseSettings):
     pool_timeout: float = Field(
         default=30.0, gt=0, description="Seconds to wait for a free pooled connection."
     )
+    recall_statement_timeout: float = Field(
+        default=30.0,
+        ge=0,
+        description="Seconds any one SQL statement of a recall may run before PostgreSQL "
+        "cancels it and the recall fails with a StoreError; 0 = no limit.",
+    )
 
     # Models
     embeddings_model: str = Field(

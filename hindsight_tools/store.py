@@ -8,7 +8,7 @@ from typing import Any
 import psycopg
 from pgvector.psycopg import register_vector, register_vector_async
 from psycopg import sql
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
+from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from hindsight_tools.errors import MissingExtensionError, SchemaMismatchError, StoreError
 from hindsight_tools.settings import Settings
@@ -122,10 +122,17 @@ def open_pool(conninfo: str, settings: Settings) -> ConnectionPool[psycopg.Conne
         max_size=settings.pool_max_size,
         timeout=settings.pool_timeout,
         configure=register_vector,
+        # A connection the server dropped (restart, failover, idle kill) is found and
+        # replaced when it is taken from the pool, instead of failing the next call.
+        check=ConnectionPool.check_connection,
         name="hindsight",
         open=False,
     )
-    pool.open(wait=True, timeout=settings.pool_timeout)
+    try:
+        pool.open(wait=True, timeout=settings.pool_timeout)
+    except PoolTimeout as exc:
+        pool.close()
+        raise StoreError(_unreachable(conninfo, settings)) from exc
     return pool
 
 
@@ -138,8 +145,20 @@ async def open_async_pool(
         max_size=settings.pool_max_size,
         timeout=settings.pool_timeout,
         configure=register_vector_async,
+        check=AsyncConnectionPool.check_connection,
         name="hindsight-async",
         open=False,
     )
-    await pool.open(wait=True, timeout=settings.pool_timeout)
+    try:
+        await pool.open(wait=True, timeout=settings.pool_timeout)
+    except PoolTimeout as exc:
+        await pool.close()
+        raise StoreError(_unreachable(conninfo, settings)) from exc
     return pool
+
+
+def _unreachable(conninfo: str, settings: Settings) -> str:
+    return (
+        f"could not open {settings.pool_min_size} connection(s) to PostgreSQL at "
+        f"{redact(conninfo)} within {settings.pool_timeout:g} s (HINDSIGHT_API_POOL_TIMEOUT)"
+    )

@@ -14,6 +14,10 @@ from hindsight_tools.settings import Settings
 
 BANK_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
 BANK_ID_RULE = "1 to 128 characters: letters, digits and _ . : @ -, starting with a letter or digit"
+# Fixed bounds that keep every write within what PostgreSQL can index (a tsvector is at most
+# 1 MB) and every recall quick (chunks are counted in tokens on each recall that returns them).
+MAX_CHUNK_CHARS = 100_000
+MAX_ENTITIES_PER_ITEM = 256
 
 
 def validate_bank_id(bank_id: object) -> str:
@@ -87,21 +91,21 @@ def parse_items(
 
 
 def _limit_problems(item: MemoryItem, where: str, settings: Settings) -> list[FieldProblem]:
+    text_limit = (settings.retain_max_text_chars, "HINDSIGHT_API_RETAIN_MAX_TEXT_CHARS")
+    tags_limit = (settings.retain_max_tags, "HINDSIGHT_API_RETAIN_MAX_TAGS")
+    checks: list[tuple[str, int, str, tuple[int, str | None]]] = [
+        ("text", len(item.text), "characters", text_limit),
+        ("context", len(item.context or ""), "characters", text_limit),
+        ("chunk", len(item.chunk or ""), "characters", (MAX_CHUNK_CHARS, None)),
+        ("entities", len(item.entities or ()), "names", (MAX_ENTITIES_PER_ITEM, None)),
+        ("tags", len(item.tags), "tags", tags_limit),
+    ]
     problems = []
-    if len(item.text) > settings.retain_max_text_chars:
-        problems.append(
-            FieldProblem(
-                f"{where}.text",
-                f"is {len(item.text)} characters; at most {settings.retain_max_text_chars} "
-                "(HINDSIGHT_API_RETAIN_MAX_TEXT_CHARS)",
+    for field, size, unit, (limit, setting) in checks:
+        if size > limit:
+            verb = "is" if unit == "characters" else "has"
+            hint = f" ({setting})" if setting else ""
+            problems.append(
+                FieldProblem(f"{where}.{field}", f"{verb} {size} {unit}; at most {limit}{hint}")
             )
-        )
-    if len(item.tags) > settings.retain_max_tags:
-        problems.append(
-            FieldProblem(
-                f"{where}.tags",
-                f"has {len(item.tags)} tags; at most {settings.retain_max_tags} "
-                "(HINDSIGHT_API_RETAIN_MAX_TAGS)",
-            )
-        )
     return problems

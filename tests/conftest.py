@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import uuid
@@ -11,6 +12,8 @@ from typing import Any
 
 import psycopg
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from hindsight_tools import MemoryEngine, Settings
 
@@ -68,3 +71,29 @@ BANK_TABLES = (
     "unit_entities",
     "memory_links",
 )
+
+
+# Property tests call the real engine, so examples are few; `thorough` is for a long manual run
+# (HINDSIGHT_HYPOTHESIS_PROFILE=thorough). The CI profile replays the same examples each run.
+_HYPOTHESIS_CHECKS = [
+    HealthCheck.function_scoped_fixture,
+    HealthCheck.too_slow,
+    HealthCheck.data_too_large,
+    HealthCheck.large_base_example,
+]
+hypothesis_settings.register_profile(
+    "ci",
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=_HYPOTHESIS_CHECKS,
+)
+hypothesis_settings.register_profile(
+    "thorough",
+    max_examples=500,
+    deadline=None,
+    database=None,
+    suppress_health_check=_HYPOTHESIS_CHECKS,
+)
+hypothesis_settings.load_profile(os.environ.get("HINDSIGHT_HYPOTHESIS_PROFILE", "ci"))

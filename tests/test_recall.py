@@ -148,6 +148,9 @@ def test_empty_bank_returns_nothing(engine: MemoryEngine, bank: str) -> None:
         ),
         ({"tags": "work"}, "tags", "valid list"),
         ({"max_chunk_tokens": -5}, "max_chunk_tokens", "greater than or equal to 0"),
+        ({"query": "caf\udce9"}, "query", "unpaired surrogate"),
+        ({"tags": ["ok", "nul\x00"]}, "tags[1]", "NUL"),
+        ({"query_timestamp": "0001-01-01T00:00:00+01:00"}, "query_timestamp", "0001-01-01"),
     ],
 )
 def test_bad_recall_requests_name_the_field(

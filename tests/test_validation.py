@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
 from hindsight_tools import InvalidRequestError, MemoryEngine, Settings
-from hindsight_tools.validation import parse_items, validate_bank_id
+from hindsight_tools.models import MAX_ID_CHARS, MAX_METADATA_BYTES, MAX_METADATA_DEPTH
+from hindsight_tools.validation import (
+    MAX_CHUNK_CHARS,
+    MAX_ENTITIES_PER_ITEM,
+    parse_items,
+    validate_bank_id,
+)
 from tests.conftest import BANK_TABLES, count
 
 GOOD = {"text": "A fine memory"}
@@ -49,6 +57,34 @@ GOOD = {"text": "A fine memory"}
             "'causes', 'caused_by', 'enables' or 'prevents'",
         ),
         ({"text": "x" * 20_001}, "items[1].text", "at most 20000"),
+        ({"text": "x", "context": "c" * 20_001}, "items[1].context", "at most 20000"),
+        ({"text": "x", "chunk": "c" * 100_001}, "items[1].chunk", "at most 100000"),
+        (
+            {"text": "x", "entities": [f"E{i}" for i in range(257)]},
+            "items[1].entities",
+            "has 257 names; at most 256",
+        ),
+        ({"text": "x", "tags": ["t"] * 65}, "items[1].tags", "has 65 tags; at most 64"),
+        ({"text": "x", "tags": ["t" * 257]}, "items[1].tags[0]", "at most 256 characters"),
+        ({"text": "x", "id": "i" * 257}, "items[1].id", "at most 256 characters"),
+        ({"text": "x", "metadata": {"m": "v" * 70_000}}, "items[1].metadata", "at most 65536"),
+        (
+            {"text": "x", "metadata": {"m": json.loads("[" * 40 + "]" * 40)}},
+            "items[1].metadata",
+            "nests deeper than 32 levels",
+        ),
+        ({"text": "bad \ud800 surrogate"}, "items[1].text", "unpaired surrogate"),
+        ({"text": "x", "entities": ["ok", "\udfff"]}, "items[1].entities[1]", "valid string"),
+        (
+            {"text": "x", "occurred_start": "0001-01-01T00:00:00+05:00"},
+            "items[1].occurred_start",
+            "between 0001-01-01 and 9999-12-31",
+        ),
+        (
+            {"text": "x", "mentioned_at": "9999-12-31T23:00:00-05:00"},
+            "items[1].mentioned_at",
+            "between 0001-01-01 and 9999-12-31",
+        ),
     ],
 )
 def test_bad_item_is_rejected_naming_index_field_and_rule(
@@ -125,3 +161,23 @@ def test_engine_methods_check_the_bank_id(engine: MemoryEngine) -> None:
     ):
         with pytest.raises(InvalidRequestError, match="bank_id"):
             call()
+
+
+def test_the_readme_states_the_limits_that_are_enforced() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    defaults = Settings()
+    rows = {
+        "| memory text |": f"{defaults.retain_max_text_chars:,} characters",
+        "| context |": f"{defaults.retain_max_text_chars:,} characters",
+        "| items per retain call |": f"{defaults.retain_max_items:,}",
+        "| tags per item |": f"{defaults.retain_max_tags} (each 1–{MAX_ID_CHARS} characters)",
+        "| entity names per item |": f"{MAX_ENTITIES_PER_ITEM} (each up to {MAX_ID_CHARS}",
+        "| chunk (source text) |": f"{MAX_CHUNK_CHARS:,} characters",
+        "| metadata |": f"{MAX_METADATA_BYTES:,} bytes as JSON, nested at most "
+        f"{MAX_METADATA_DEPTH} deep",
+        "| ids, document ids |": f"{MAX_ID_CHARS} characters",
+        "| bank id |": "1–128 characters: letters, digits and `_ . : @ -`",
+    }
+    for row, limit in rows.items():
+        line = next((ln for ln in readme.splitlines() if ln.startswith(row)), "")
+        assert limit in line, (row, line)

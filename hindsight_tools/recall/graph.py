@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from psycopg import sql
 
-from hindsight_tools._plan import Cancelled, Plan, Statement
+from hindsight_tools._plan import SET_STATEMENT_TIMEOUT, Cancelled, Plan, Statement
 from hindsight_tools.models import FactType, TagsMatch
 from hindsight_tools.recall.filters import tags_condition
 
@@ -154,11 +154,11 @@ def graph_plan(query: GraphQuery) -> Plan[list[tuple[str, float]]]:
     }
     tags = tags_condition("m", query.tags, query.tags_match)
     timeout_ms = max(int(query.timeout_seconds * 1000), 1)
-    yield Statement(
-        "SELECT set_config('statement_timeout', %(ms)s, true)", {"ms": str(timeout_ms)}, "none"
-    )
+    # The recall's own statement limit (if any) comes back for the fallback query.
+    ((enclosing,),) = yield Statement("SELECT current_setting('statement_timeout')")
+    yield Statement(SET_STATEMENT_TIMEOUT, {"ms": str(timeout_ms)}, "none")
     rows = yield Statement(_query(True, tags), params, cancellable=True)
-    yield Statement("SELECT set_config('statement_timeout', '0', true)", None, "none")
+    yield Statement(SET_STATEMENT_TIMEOUT, {"ms": enclosing}, "none")
     if isinstance(rows, Cancelled):
         _logger.warning(
             "graph arm passed its %.3f s limit in bank %r; entity signal dropped",

@@ -6,9 +6,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from hindsight_tools._plan import Plan
+from hindsight_tools._plan import Plan, with_statement_timeout
 from hindsight_tools._program import Blocking, Parallel, ParallelResult, Program
-from hindsight_tools.embedding import Embedder
+from hindsight_tools.embedding import Embedder, embed_texts
 from hindsight_tools.entities import EntityExtractor
 from hindsight_tools.models import (
     ArmTrace,
@@ -95,7 +95,7 @@ def arm_plans(
                 limit=budget,
                 min_similarity=settings.semantic_min_similarity,
                 per_entity_limit=settings.graph_per_entity_limit,
-                timeout_seconds=settings.graph_timeout,
+                timeout_seconds=_graph_timeout(settings),
                 entity_weighting=settings.graph_entity_weighting,
             )
         )
@@ -123,7 +123,7 @@ def recall_program(
     stages: dict[str, float] = {}
     started = time.perf_counter()
     query = truncate_to_tokens(request.query, MAX_QUERY_TOKENS)
-    query_vector = yield Blocking(lambda: services.embedder.embed([query])[0])
+    query_vector = yield Blocking(lambda: embed_texts(services.embedder, [query])[0])
     stages["embed"] = time.perf_counter() - started
     budget = recall_budget(request.budget, request.max_tokens, settings)
     mark = time.perf_counter()
@@ -131,8 +131,9 @@ def recall_program(
     stages["time_parse"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
+    limit = settings.recall_statement_timeout
     plans: dict[str, Plan[Any]] = {
-        str(name): plan
+        str(name): with_statement_timeout(plan, limit)
         for name, plan in arm_plans(
             services, bank_id, request, query, query_vector, window, budget
         ).items()
@@ -151,7 +152,7 @@ def recall_program(
 
     head = fused[: settings.reranker_max_candidates]
     hydrated: ParallelResult = yield Parallel(
-        {"memories": memories_plan(bank_id, [c.id for c in head])}
+        {"memories": with_statement_timeout(memories_plan(bank_id, [c.id for c in head]), limit)}
     )
     rows: dict[str, MemoryRow] = hydrated["memories"][0]
     head = [c for c in head if c.id in rows]  # a memory deleted since the arms ran is dropped
@@ -194,7 +195,9 @@ def recall_program(
                 if (chunk_id := rows[r.candidate.id].chunk_id) is not None
             )
         )
-        fetched: ParallelResult = yield Parallel({"chunks": chunks_plan(bank_id, chunk_ids)})
+        fetched: ParallelResult = yield Parallel(
+            {"chunks": with_statement_timeout(chunks_plan(bank_id, chunk_ids), limit)}
+        )
         chunk_rows = fetched["chunks"][0]
         ordered = [chunk_rows[i] for i in chunk_ids if i in chunk_rows]
         chunks = [
@@ -227,6 +230,14 @@ def recall_program(
             stages=stages,
         )
     return RecallResult(memories=memories, chunks=chunks, trace=trace)
+
+
+def _graph_timeout(settings: Settings) -> float:
+    """The graph arm gives up its entity signal rather than outlive the recall's statement
+    limit, which would fail the whole recall."""
+    if settings.recall_statement_timeout > 0:
+        return min(settings.graph_timeout, settings.recall_statement_timeout)
+    return settings.graph_timeout
 
 
 def _evidence(row: MemoryRow) -> Evidence:
