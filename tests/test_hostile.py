@@ -8,6 +8,7 @@ Example counts come from the hypothesis profile chosen in ``tests/conftest.py``.
 
 from __future__ import annotations
 
+import json
 import random
 import string
 from collections.abc import Iterator
@@ -228,3 +229,39 @@ def test_injection_payloads_are_plain_text(
             assert [(m.id, m.text, m.tags, m.entities) for m in found.memories] == [
                 (f"p{i}", text, [payload], [" ".join(payload.split())])
             ]
+
+
+TOOL_FIELDS = (
+    "query",
+    "budget",
+    "max_tokens",
+    "types",
+    "tags",
+    "tags_match",
+    "include_chunks",
+    "max_chunk_tokens",
+    "query_timestamp",
+)
+tool_values = some_text | metadata | st.integers() | st.floats() | st.booleans() | st.none()
+
+
+@given(
+    arguments=st.one_of(
+        st.dictionaries(st.sampled_from(TOOL_FIELDS) | some_text, tool_values, max_size=5),
+        some_text,  # what a model might send instead of JSON
+        st.dictionaries(st.sampled_from(TOOL_FIELDS), tool_values, max_size=4).map(json.dumps),
+    )
+)
+@example(arguments='{"query": "Zanzibar", "budget": "huge"}')
+@example(arguments='{"query": "Zanzibar", "max_tokens": -1}')
+@example(arguments="{not json")
+@example(arguments={"query": "'; DROP TABLE memory_units; --", "tags_match": "exact"})
+def test_the_recall_tool_answers_any_arguments_with_text(
+    engine: MemoryEngine, seeded: str, db: Conn, arguments: dict[str, Any] | str
+) -> None:
+    from hindsight_tools import run_recall_tool
+
+    before = totals(db)
+    answer = run_recall_tool(engine, seeded, arguments)  # never raises into the agent loop
+    assert isinstance(answer, str) and answer
+    assert totals(db) == before

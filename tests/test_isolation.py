@@ -150,3 +150,24 @@ def test_the_async_engine_stays_in_its_bank(
 
     for bank, ids in asyncio.run(recall_all()).items():
         assert ids and ids <= twins[bank]
+
+
+def test_the_tool_and_the_adapters_stay_in_their_bank(
+    engine: MemoryEngine, twins: dict[str, set[str]]
+) -> None:
+    from langchain_hindsight_tools import HindsightRetriever as LangChainRetriever
+    from llama_index.retrievers.hindsight_tools import HindsightRetriever as LlamaRetriever
+
+    from hindsight_tools import run_recall_tool
+
+    for bank, own in twins.items():
+        prefix, city = BANKS[bank]
+        other_city = next(c for b, (_, c) in BANKS.items() if b != bank)
+        query = f"Zanzibar contract in {other_city}"
+        text = run_recall_tool(engine, bank, {"query": query, "include_chunks": True})
+        assert city in text and other_city not in text, text
+        documents = LangChainRetriever(engine=engine, bank_id=bank).invoke(query)
+        assert documents and {d.metadata["id"] for d in documents} <= own
+        nodes = LlamaRetriever(engine=engine, bank_id=bank).retrieve(query)
+        assert nodes and {n.node.metadata["id"] for n in nodes} <= own
+        assert all(n.node.metadata["metadata"] == {"bank": prefix} for n in nodes)
