@@ -18,7 +18,13 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from hindsight_tools import InvalidRequestError, MemoryEngine, RecallResult, Settings
+from hindsight_tools import (
+    InvalidRequestError,
+    MemoryEngine,
+    RecallResult,
+    RecallToolArgs,
+    Settings,
+)
 from hindsight_tools.engine import _EngineCore
 from hindsight_tools.models import FACT_TYPES
 from hindsight_tools.validation import parse_items
@@ -231,17 +237,7 @@ def test_injection_payloads_are_plain_text(
             ]
 
 
-TOOL_FIELDS = (
-    "query",
-    "budget",
-    "max_tokens",
-    "types",
-    "tags",
-    "tags_match",
-    "include_chunks",
-    "max_chunk_tokens",
-    "query_timestamp",
-)
+TOOL_FIELDS = tuple(RecallToolArgs.model_fields)
 tool_values = some_text | metadata | st.integers() | st.floats() | st.booleans() | st.none()
 
 

@@ -69,7 +69,9 @@ class TestRetrieverStandard(RetrieversIntegrationTests):
         return "What does Bruno's cat do?"
 
 
-class TestRecallToolUnitStandard(ToolsUnitTests):
+class _RecallToolOnPets:
+    """What LangChain's two standard tool suites need to build our tool."""
+
     @pytest.fixture(autouse=True)
     def _bank(self, engine: MemoryEngine, pets_bank: str) -> None:
         self.params = {"engine": engine, "bank_id": pets_bank}
@@ -82,24 +84,14 @@ class TestRecallToolUnitStandard(ToolsUnitTests):
     def tool_constructor_params(self) -> dict[str, Any]:
         return self.params
 
+
+class TestRecallToolUnitStandard(_RecallToolOnPets, ToolsUnitTests):
     @property
     def tool_invoke_params_example(self) -> dict[str, Any]:
         return {"query": "What is the name of Bruno's cat?", "budget": "low"}
 
 
-class TestRecallToolIntegrationStandard(ToolsIntegrationTests):
-    @pytest.fixture(autouse=True)
-    def _bank(self, engine: MemoryEngine, pets_bank: str) -> None:
-        self.params = {"engine": engine, "bank_id": pets_bank}
-
-    @property
-    def tool_constructor(self) -> type[HindsightRecallTool]:
-        return HindsightRecallTool
-
-    @property
-    def tool_constructor_params(self) -> dict[str, Any]:
-        return self.params
-
+class TestRecallToolIntegrationStandard(_RecallToolOnPets, ToolsIntegrationTests):
     @property
     def tool_invoke_params_example(self) -> dict[str, Any]:
         return {"query": "What is the name of Bruno's cat?", "include_chunks": True}
@@ -160,6 +152,7 @@ def test_bank_per_call_from_the_run_config(engine: MemoryEngine, pets_bank: str,
     unbound = HindsightRetriever(engine=engine)
     config: Any = {"configurable": {"bank_id": bank}}
     assert [d.id for d in unbound.invoke("Bruno's cat", config=config)] == ["other"]
+
     # through a chain, and with with_config: the configurable reaches the retriever
     def ask(question: str) -> str:
         return f"{question}?"

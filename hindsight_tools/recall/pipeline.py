@@ -171,10 +171,11 @@ def recall_program(
     stages["rerank"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
+    candidates = to_score + rest
     scored = rank_final(
-        to_score + rest,
+        candidates,
         outcome,
-        [_evidence(rows[c.id]) for c in to_score + rest],
+        [_evidence(rows[c.id]) for c in candidates],
         now=request.now(),
         window=window,
         weights=_weights(settings),

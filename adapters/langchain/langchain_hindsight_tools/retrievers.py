@@ -14,21 +14,19 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
-from hindsight_tools import FieldProblem, InvalidRequestError, MemoryEngine, RecallResult
+from hindsight_tools import (
+    FieldProblem,
+    InvalidRequestError,
+    MemoryEngine,
+    RecallResult,
+    RecallToolArgs,
+)
 from hindsight_tools._tool_text import chunk_texts, memory_metadata
 from hindsight_tools.models import Budget, FactType, TagsMatch
 from langchain_hindsight_tools._bank import bank_for_call
 
-_RECALL_FIELDS = (
-    "budget",
-    "max_tokens",
-    "types",
-    "tags",
-    "tags_match",
-    "include_chunks",
-    "max_chunk_tokens",
-    "query_timestamp",
-)
+# the recall options a retriever holds: the tool's arguments less the query itself
+_RECALL_FIELDS = tuple(name for name in RecallToolArgs.model_fields if name != "query")
 
 
 class HindsightRetriever(BaseRetriever):
