@@ -24,12 +24,14 @@ import logging
 import os
 import threading
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import psutil
 
+from hindsight_tools.embedded_tuning import apply_settings, desired_settings
 from hindsight_tools.errors import EmbeddedServerError
 
 _logger = logging.getLogger(__name__)
@@ -64,8 +66,15 @@ def pgdata_for(data_dir: Path) -> Path:
     return data_dir.expanduser().resolve() / _PGDATA_NAME
 
 
-def acquire_server(data_dir: Path) -> EmbeddedServer:
-    """Start (or join) the embedded server for ``data_dir`` and return its connection URI."""
+def acquire_server(
+    data_dir: Path, server_settings: Mapping[str, str] | None = None
+) -> EmbeddedServer:
+    """Start (or join) the embedded server for ``data_dir`` and return its connection URI.
+
+    The first engine of a process to join also brings the server's settings to
+    :func:`~hindsight_tools.embedded_tuning.desired_settings` (``server_settings`` override
+    them).
+    """
     pgdata = pgdata_for(data_dir)
     module = _postgres_module()
     server_cls = module.postgres_server.PostgresServer
@@ -79,6 +88,7 @@ def acquire_server(data_dir: Path) -> EmbeddedServer:
             if server is None:
                 server = module.get_server(pgdata, cleanup_mode="stop")
                 _servers[pgdata] = server
+                _tune(module, server, pgdata, server_settings or {})
             else:
                 # A previous release may have stopped it or dropped this pid from the list.
                 with server_cls._lock:
@@ -93,6 +103,27 @@ def acquire_server(data_dir: Path) -> EmbeddedServer:
             ) from exc
         _refcounts[pgdata] = _refcounts.get(pgdata, 0) + 1
         return EmbeddedServer(pgdata=pgdata, uri=uri)
+
+
+def _tune(module: Any, server: Any, pgdata: Path, overrides: Mapping[str, str]) -> None:
+    pending = apply_settings(str(server.get_uri()), desired_settings(overrides))
+    if not pending:
+        return
+    with server._lock:
+        users = prune_dead_handles(pgdata)
+        if users != [os.getpid()]:
+            _logger.info(
+                "%s apply when the embedded server next starts (other processes use it now)",
+                ", ".join(pending),
+            )
+            return
+        _logger.info("restarting the embedded server to apply %s", ", ".join(pending))
+        module.postgres_server.pg_ctl(
+            ["-w", "-m", "fast", "stop"], pgdata=pgdata, user=server.system_user, timeout=60
+        )
+        # Starting through the package keeps its socket options and its record of the
+        # new postmaster, which is what stops the server when the last process leaves.
+        server.ensure_postgres_running()
 
 
 def release_server(pgdata: Path) -> None:

@@ -98,7 +98,7 @@ class _EngineCore:
         server = None
         conninfo = self.settings.database_url
         if conninfo is None:
-            server = acquire_server(self.settings.data_dir)
+            server = acquire_server(self.settings.data_dir, self.settings.embedded_server_settings)
             conninfo = server.uri
         try:
             store.bootstrap(conninfo, self.embedder.dimension)

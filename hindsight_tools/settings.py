@@ -43,6 +43,11 @@ class Settings(BaseSettings):
     data_dir: Path = Field(
         default_factory=default_data_dir, description="Folder of the embedded server's data."
     )
+    embedded_server_settings: dict[str, str] = Field(
+        default_factory=dict,
+        description="PostgreSQL settings for the embedded server, over the package's own "
+        '(JSON, e.g. {"shared_buffers": "2GB"}); see hindsight_tools.embedded_tuning.',
+    )
     pool_min_size: int = Field(default=1, ge=0)
     pool_max_size: int = Field(default=8, ge=1)
     pool_timeout: float = Field(

@@ -11,17 +11,19 @@ import time
 from pathlib import Path
 
 import psutil
+import psycopg
 import pytest
 
 from hindsight_tools.embedded import pgdata_for, prune_dead_handles
+from hindsight_tools.embedded_tuning import auto_shared_buffers, desired_settings
 from hindsight_tools.settings import ROOT_DATA_DIR, default_data_dir
 
 # A child process that joins the server, prints its pid and waits for a line on stdin.
 CHILD = """
-import sys
+import json, sys
 from pathlib import Path
 from hindsight_tools.embedded import acquire_server
-server = acquire_server(Path(sys.argv[1]))
+server = acquire_server(Path(sys.argv[1]), json.loads(sys.argv[2]))
 print(server.uri, flush=True)
 sys.stdin.readline()
 server.release()
@@ -36,16 +38,22 @@ def postmaster_pid(data_dir: Path) -> int | None:
     return pid if psutil.pid_exists(pid) else None
 
 
-def spawn(data_dir: Path) -> subprocess.Popen[str]:
+def spawn(data_dir: Path, server_settings: dict[str, str] | None = None) -> subprocess.Popen[str]:
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(data_dir)],
+        [sys.executable, "-c", CHILD, str(data_dir), json.dumps(server_settings or {})],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
     assert child.stdout is not None
-    assert child.stdout.readline().startswith("postgresql://")
+    child.uri = child.stdout.readline().strip()  # type: ignore[attr-defined]
+    assert child.uri.startswith("postgresql://")  # type: ignore[attr-defined]
     return child
+
+
+def show(child: subprocess.Popen[str], *names: str) -> list[str]:
+    with psycopg.connect(child.uri, autocommit=True) as conn:  # type: ignore[attr-defined]
+        return [str(conn.execute(f"SHOW {name}").fetchone()[0]) for name in names]  # type: ignore[index]
 
 
 def finish(child: subprocess.Popen[str]) -> None:
@@ -83,6 +91,50 @@ def test_a_killed_process_does_not_keep_the_server_alive(own_data_dir: Path) -> 
     assert postmaster_pid(own_data_dir) == server_pid
     finish(survivor)
     assert _gone(server_pid)
+
+
+def test_a_new_server_runs_with_the_tuned_settings(own_data_dir: Path) -> None:
+    child = spawn(own_data_dir, {"work_mem": "24MB"})
+    try:
+        server_pid = postmaster_pid(own_data_dir)
+        assert show(child, "shared_buffers", "jit", "work_mem", "random_page_cost") == [
+            auto_shared_buffers().replace("1024MB", "1GB"),
+            "off",
+            "24MB",
+            "1.1",
+        ]
+    finally:
+        finish(child)
+    # Restarted for shared_buffers, the server is still the one the package stops.
+    assert server_pid is not None and _gone(server_pid)
+
+
+def test_settings_needing_a_restart_wait_while_others_use_the_server(
+    own_data_dir: Path,
+) -> None:
+    first = spawn(own_data_dir)
+    server_pid = postmaster_pid(own_data_dir)
+    second = spawn(own_data_dir, {"shared_buffers": "160MB", "work_mem": "20MB"})
+    try:
+        assert postmaster_pid(own_data_dir) == server_pid  # not restarted under `first`
+        # A reload applies work_mem at once; shared_buffers waits for the next start.
+        assert show(second, "work_mem") == ["20MB"]
+        assert show(second, "shared_buffers") != ["160MB"]
+    finally:
+        finish(second)
+        finish(first)
+    third = spawn(own_data_dir, {"shared_buffers": "160MB"})
+    try:
+        assert show(third, "shared_buffers") == ["160MB"]
+    finally:
+        finish(third)
+
+
+def test_overrides_win_over_the_defaults() -> None:
+    wanted = desired_settings({"jit": "on", "max_parallel_workers_per_gather": "0"})
+    assert wanted["jit"] == "on"
+    assert wanted["max_parallel_workers_per_gather"] == "0"
+    assert wanted["shared_buffers"] == auto_shared_buffers()
 
 
 def test_data_survives_a_restart(own_data_dir: Path) -> None:
