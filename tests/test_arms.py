@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -252,3 +252,28 @@ def test_without_a_time_expression_the_temporal_arm_stays_off(
 ) -> None:
     trace = engine.recall(diary, "Where did I go hiking?", trace=True).trace
     assert trace is not None and "temporal" not in trace.arms and trace.time_window is None
+
+
+def test_temporal_spread_keeps_the_same_top_when_each_hop_is_capped(
+    engine: MemoryEngine, bank: str
+) -> None:
+    # One dated memory inside June, a day of hourly memories after it (linked in time to
+    # it and to each other), so the spread reaches far more nodes than a small limit.
+    base = datetime(2023, 6, 30, 20, tzinfo=UTC)
+    items = [{"id": "in", "text": "Went hiking in the Alps", "occurred_start": base.isoformat()}]
+    items += [
+        {
+            "id": f"after-{h:02d}",
+            "text": f"Note {h} about the trip",
+            "occurred_start": (base + timedelta(hours=h + 1)).isoformat(),
+        }
+        for h in range(40)
+    ]
+    engine.retain(bank, items)
+    june = (datetime(2023, 6, 1, tzinfo=UTC), datetime(2023, 6, 30, 23, 59, 59, tzinfo=UTC))
+    full = temporal(engine, bank, "hiking in the Alps", *june, limit=1000)
+    assert len(full) > 20  # the spread reached well beyond the cap used below
+    ranked = sorted(full.items(), key=lambda pair: (-pair[1], pair[0]))
+    for limit in (10, 14):  # at least the 10 entry points, so both spread from the same
+        capped = temporal(engine, bank, "hiking in the Alps", *june, limit=limit)
+        assert sorted(capped.items(), key=lambda pair: (-pair[1], pair[0])) == ranked[:limit]

@@ -4,7 +4,8 @@ Active only when the query names a time (``hindsight_tools.temporal``). Direct h
 memories whose date range (``occurred_start..occurred_end``, else ``mentioned_at``) overlaps
 the window, ranked by similarity to the query (≥ 0.1). From the best ``ENTRY_POINTS`` of
 them the score spreads along temporal and causal links, times ``HOP_DECAY`` per hop, for at most
-``MAX_HOPS`` hops and never below ``MIN_SPREAD_SCORE``. The window ranks, it doesn't filter:
+``MAX_HOPS`` hops and never below ``MIN_SPREAD_SCORE``. A memory both inside the window and
+reached by the spread keeps the higher of its two scores. The window ranks, it doesn't filter:
 the other arms still return undated or out-of-window memories.
 """
 
@@ -52,13 +53,25 @@ ORDER BY similarity DESC, m.id
 LIMIT %(limit)s
 """
 # Temporal links are stored one way (newer -> older) but mean "close in time" both ways;
-# causal links are followed in the direction they were given.
-_NEIGHBOURS = """
-SELECT l.from_unit_id, l.to_unit_id FROM memory_links l
-WHERE l.bank_id = %(bank)s AND l.from_unit_id = ANY(%(frontier)s) AND l.link_type = ANY(%(links)s)
-UNION
-SELECT l.to_unit_id, l.from_unit_id FROM memory_links l
-WHERE l.bank_id = %(bank)s AND l.to_unit_id = ANY(%(frontier)s) AND l.link_type = 'temporal'
+# causal links are followed in the direction they were given. Each hop keeps only its best
+# ``limit`` nodes: a node outside them scores below ``limit`` nodes of the same hop, and
+# its descendants lower still, so none of them could reach the arm's top ``limit``. Without
+# the cap a 100k bank spread to 40,000 nodes in three hops (170 ms of a 300-row answer).
+_SPREAD = """
+WITH frontier AS (
+    SELECT * FROM unnest(%(frontier)s::text[], %(scores)s::float8[]) AS f(id, score)
+), reached AS (
+    SELECT l.to_unit_id AS id, f.score FROM memory_links l JOIN frontier f
+        ON l.from_unit_id = f.id
+    WHERE l.bank_id = %(bank)s AND l.link_type = ANY(%(links)s)
+    UNION ALL
+    SELECT l.from_unit_id, f.score FROM memory_links l JOIN frontier f ON l.to_unit_id = f.id
+    WHERE l.bank_id = %(bank)s AND l.link_type = 'temporal'
+)
+SELECT id, max(score) AS score FROM reached
+GROUP BY id
+ORDER BY score DESC, id
+LIMIT %(limit)s
 """
 _ALLOWED = """
 SELECT m.id FROM memory_units m
@@ -95,16 +108,19 @@ def temporal_plan(query: TemporalQuery) -> Plan[list[tuple[str, float]]]:
         if not frontier:
             break
         links = yield Statement(
-            _NEIGHBOURS,
-            {"bank": query.bank_id, "frontier": list(frontier), "links": list(_SPREAD_LINKS)},
+            _SPREAD,
+            {
+                "bank": query.bank_id,
+                "frontier": list(frontier),
+                "scores": list(frontier.values()),
+                "links": list(_SPREAD_LINKS),
+                "limit": query.limit,
+            },
         )
         reached: dict[str, float] = {}
-        for source, target in links:
-            score = frontier[str(source)]
-            target = str(target)
-            if score > max(
-                scores.get(target, 0.0), spread.get(target, 0.0), reached.get(target, 0.0)
-            ):
+        for target, score in links:
+            target, score = str(target), float(score)
+            if score > max(scores.get(target, 0.0), spread.get(target, 0.0)):
                 reached[target] = score
         spread.update(reached)
         frontier = reached
@@ -113,6 +129,7 @@ def temporal_plan(query: TemporalQuery) -> Plan[list[tuple[str, float]]]:
             sql.SQL(_ALLOWED).format(tags=tags), {**base, "ids": list(spread)}
         )
         for (unit_id,) in allowed:
-            scores.setdefault(str(unit_id), spread[str(unit_id)])
+            unit_id = str(unit_id)
+            scores[unit_id] = max(scores.get(unit_id, 0.0), spread[unit_id])
     ranked = sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
     return ranked[: query.limit]
