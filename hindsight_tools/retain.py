@@ -145,8 +145,9 @@ _DROP_UNUSED_TERMS = "DELETE FROM bank_terms WHERE bank_id = %(bank)s AND df <= 
 # btree's row limit in the postings key, and nobody searches for them.
 _ADD_TERMS = """
 WITH added AS (
-    INSERT INTO memory_terms (bank_id, term, unit_id, tf)
-    SELECT u.bank_id, t.lexeme, u.id, coalesce(cardinality(t.positions), 1)
+    INSERT INTO memory_terms (bank_id, term, unit_id, tf, fact_type, doc_length)
+    SELECT u.bank_id, t.lexeme, u.id, coalesce(cardinality(t.positions), 1), u.fact_type,
+           u.search_length
     FROM memory_units u CROSS JOIN LATERAL unnest(u.search_vector) t
     WHERE u.bank_id = %(bank)s AND u.id = ANY(%(ids)s) AND octet_length(t.lexeme) <= 1024
     RETURNING term

@@ -107,6 +107,24 @@ def test_statistics_follow_updates_and_deletes(
     assert stats is not None and lengths is not None and stats == (6, lengths[0])
 
 
+def test_postings_follow_a_changed_fact_type_and_length(
+    engine: MemoryEngine, bank: str, db: psycopg.Connection[tuple[Any, ...]]
+) -> None:
+    engine.retain(bank, [{"id": "u", "text": "Zebra", "fact_type": "world"}])
+    engine.retain(
+        bank, [{"id": "u", "text": "Zebra zebra stripes", "fact_type": "experience"}]
+    )
+    rows = db.execute(
+        "SELECT DISTINCT mt.fact_type, mt.doc_length = m.search_length FROM memory_terms mt"
+        " JOIN memory_units m ON m.bank_id = mt.bank_id AND m.id = mt.unit_id"
+        " WHERE mt.bank_id = %s",
+        (bank,),
+    ).fetchall()
+    assert rows == [("experience", True)]
+    query = KeywordQuery(bank, "zebra", ("world",), None, "any", 10, "english")
+    assert engine._run(Bm25Backend().plan(query)) == []
+
+
 def test_native_backend_matches_any_term(engine: MemoryEngine, corpus: str) -> None:
     hits = dict(keyword(engine, corpus, "adoption race", backend=NativeBackend()))
     assert set(hits) == {"d3", "d5"}

@@ -25,6 +25,7 @@ from hindsight_tools.models import FactType, TagsMatch
 from hindsight_tools.recall.filters import tags_condition
 
 MAX_QUERY_TERMS = 16
+_NO_FILTER = sql.SQL("TRUE")
 KeywordBackendName = Literal["bm25", "native"]
 
 
@@ -65,15 +66,15 @@ WITH stats AS (
     FROM bank_terms bt, stats
     WHERE bt.bank_id = %(bank)s AND bt.term = ANY(%(terms)s)
 ), scored AS (
-    SELECT m.id, m.fact_type,
+    SELECT mt.unit_id AS id, mt.fact_type,
            sum(q.idf * mt.tf
-               / (mt.tf + %(k1)s * (1 - %(b)s + %(b)s * m.search_length / stats.avgdl))) AS score
+               / (mt.tf + %(k1)s * (1 - %(b)s + %(b)s * mt.doc_length / stats.avgdl))) AS score
     FROM q
     JOIN memory_terms mt ON mt.bank_id = %(bank)s AND mt.term = q.term
-    JOIN memory_units m ON m.bank_id = mt.bank_id AND m.id = mt.unit_id
     CROSS JOIN stats
-    WHERE m.fact_type = ANY(%(types)s) AND {tags}
-    GROUP BY m.id, m.fact_type
+    {tag_join}
+    WHERE mt.fact_type = ANY(%(types)s)
+    GROUP BY mt.unit_id, mt.fact_type
 )
 SELECT id, score FROM (
     SELECT id, score, row_number() OVER (PARTITION BY fact_type ORDER BY score DESC, id) AS n
@@ -121,7 +122,14 @@ def _ranked_by_terms(
     terms = yield from _rarest_terms(query)
     if not terms:
         return []
-    statement = sql.SQL(template).format(tags=tags_condition("m", query.tags, query.tags_match))
+    tags = tags_condition("m", query.tags, query.tags_match)
+    # Postings carry fact type and length; only a tag filter needs the memories themselves.
+    tag_join = sql.SQL("")
+    if tags != _NO_FILTER:
+        tag_join = sql.SQL(
+            "JOIN memory_units m ON m.bank_id = mt.bank_id AND m.id = mt.unit_id AND {}"
+        ).format(tags)
+    statement = sql.SQL(template).format(tags=tags, tag_join=tag_join)
     params = {
         "bank": query.bank_id,
         "terms": terms,
