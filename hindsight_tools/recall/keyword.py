@@ -124,7 +124,7 @@ def _ranked_by_terms(
         return []
     tags = tags_condition("m", query.tags, query.tags_match)
     # Postings carry fact type and length; only a tag filter needs the memories themselves.
-    tag_join = sql.SQL("")
+    tag_join: sql.Composable = sql.SQL("")
     if tags != _NO_FILTER:
         tag_join = sql.SQL(
             "JOIN memory_units m ON m.bank_id = mt.bank_id AND m.id = mt.unit_id AND {}"
