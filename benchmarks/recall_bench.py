@@ -83,7 +83,8 @@ WARM_UP = 10
 TIME_SHARE = 0.25
 EXPLAIN_MIN_SIZE = 50_000
 OVERLAP_QUERIES = 50
-HNSW_INDEX = "memory_units_embedding_hnsw"
+# The global HNSW index and the per-fact-type ones (memory_units_embedding_world, ...).
+HNSW_INDEX = re.compile(r"memory_units_embedding_(hnsw|world|experience|observation)")
 
 # --- vocabulary ------------------------------------------------------------------------
 
@@ -617,7 +618,7 @@ def measure_bank(
     for budget in BUDGETS:
         plan = semantic_arm(engine, bank, texts[0], vectors[0], None, budget)
         lines: list[str] = _run(engine, _explained(plan, "COSTS OFF"))
-        result.hnsw_plans[budget] = any(HNSW_INDEX in line for line in lines)
+        result.hnsw_plans[budget] = any(HNSW_INDEX.search(line) for line in lines)
     return result
 
 
@@ -709,7 +710,9 @@ def filtered_recall(
                 totals[variant][k] += overlap(found, exact, k)
         if n == 0:
             plans = {
-                name: HNSW_INDEX in "\n".join(_run(engine, _explained(arm(s), "COSTS OFF")))
+                name: bool(
+                    HNSW_INDEX.search("\n".join(_run(engine, _explained(arm(s), "COSTS OFF"))))
+                )
                 for name, s in {**OVERLAP_VARIANTS, "exact": _EXACT}.items()
             }
     n = len(questions)
@@ -802,11 +805,11 @@ def _short_vectors(line: str) -> str:
 def explain_section(bank: str | None, lines: list[str] | None) -> list[str]:
     if bank is None or lines is None:
         return [f"Skipped: no bank of at least {EXPLAIN_MIN_SIZE:,} memories in this run.", ""]
-    used = any(HNSW_INDEX in line for line in lines)
-    verdict = "uses" if used else "does NOT use"
+    used = sorted({m.group(0) for line in lines for m in HNSW_INDEX.finditer(line)})
+    verdict = f"uses {', '.join(f'`{name}`' for name in used)}" if used else "does NOT use"
     return [
         f"Semantic arm (mid budget, all fact types) on `{bank}`: the plan **{verdict}** "
-        f"`{HNSW_INDEX}`.",
+        "(HNSW indexes).",
         "",
         "```",
         *map(_short_vectors, lines),

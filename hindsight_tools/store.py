@@ -19,7 +19,12 @@ REQUIRED_EXTENSIONS = (
     ("pg_trgm", (1, 0), "trigram matching of entity names"),
 )
 # (version, file) in order; a file is applied once, recorded in hindsight_schema_version.
-MIGRATIONS = ((1, "0001_core.sql"), (2, "0002_bm25.sql"), (3, "0003_bm25_postings.sql"))
+MIGRATIONS = (
+    (1, "0001_core.sql"),
+    (2, "0002_bm25.sql"),
+    (3, "0003_bm25_postings.sql"),
+    (4, "0004_semantic_partial_indexes.sql"),
+)
 # Arbitrary constant: serialises concurrent migrations from several processes.
 _MIGRATION_LOCK = 7_171_130_424
 

@@ -11,16 +11,17 @@ from hindsight_tools.models import FactType, TagsMatch
 from hindsight_tools.recall.filters import tags_condition
 
 # Each fact type gets its own top-k, so a bank full of one type can't crowd out the others.
+# One branch per type, with the type as a constant: that is what lets the planner use the
+# type's partial HNSW index (migration 0004), whose graph holds only that type, instead of
+# walking the global one and discarding the other types' rows (3-4x the visited tuples).
+_BRANCH = """
+(SELECT m.id, 1 - (m.embedding <=> %(query_vector)s) AS similarity
+ FROM memory_units m
+ WHERE m.bank_id = %(bank)s AND m.fact_type = {fact_type} AND {tags}
+ ORDER BY m.embedding <=> %(query_vector)s
+ LIMIT %(limit)s)"""
 _QUERY = """
-SELECT h.id, h.similarity
-FROM unnest(%(types)s::text[]) AS t(fact_type)
-CROSS JOIN LATERAL (
-    SELECT m.id, 1 - (m.embedding <=> %(query_vector)s) AS similarity
-    FROM memory_units m
-    WHERE m.bank_id = %(bank)s AND m.fact_type = t.fact_type AND {tags}
-    ORDER BY m.embedding <=> %(query_vector)s
-    LIMIT %(limit)s
-) h
+SELECT h.id, h.similarity FROM ({branches}) h
 WHERE h.similarity >= %(min_similarity)s
 """
 # One HNSW index spans all banks and types; iterative scans keep walking it until the
@@ -40,13 +41,17 @@ def semantic_plan(
 ) -> Plan[list[tuple[str, float]]]:
     yield Statement(_SCAN, None, "none")
     yield Statement(_EF, {"ef": str(max(limit, 40))}, "none")
-    query = sql.SQL(_QUERY).format(tags=tags_condition("m", tags, tags_match))
+    tags_sql = tags_condition("m", tags, tags_match)
+    # fact types are validated members of FACT_TYPES, and quoted as literals all the same
+    branches = sql.SQL(" UNION ALL ").join(
+        sql.SQL(_BRANCH).format(fact_type=sql.Literal(t), tags=tags_sql) for t in types
+    )
+    query = sql.SQL(_QUERY).format(branches=branches)
     rows = yield Statement(
         query,
         {
             "bank": bank_id,
             "query_vector": query_vector,
-            "types": list(types),
             "tags": tags or [],
             "limit": limit,
             "min_similarity": min_similarity,
