@@ -185,16 +185,21 @@ def test_fused_relevance_spreads_by_value() -> None:
     assert fused_relevance([0.03, 0.02, 0.01]) == pytest.approx([1.0, 0.55, 0.1])
 
 
-def test_the_rerank_head_gives_every_arms_best_a_seat() -> None:
+def test_the_rerank_head_seats_each_direct_arms_best_first() -> None:
     fused = [
         FusedCandidate("both", 0.032, {"semantic": 2, "bm25": 2}),
+        FusedCandidate("graph-1", 0.0165, {"graph": 1, "temporal": 1}),
         FusedCandidate("sem-1", 0.0164, {"semantic": 1}),
         FusedCandidate("bm-3", 0.0159, {"bm25": 3}),
-        FusedCandidate("graph-1", 0.0158, {"graph": 1}),
         FusedCandidate("sem-5", 0.0154, {"semantic": 5}),
     ]
     head, rest = rerank_head(fused, 3)
-    assert [c.id for c in head] == ["both", "sem-1", "graph-1"]  # kept in fused order
-    assert [c.id for c in rest] == ["bm-3", "sem-5"]
+    # semantic's #1, then both arms' #2, then BM25's #3 over RRF's 2nd (found by expansion
+    # arms only); the head keeps fused order
+    assert [c.id for c in head] == ["both", "sem-1", "bm-3"]
+    assert [c.id for c in rest] == ["graph-1", "sem-5"]
+    head, rest = rerank_head(fused, 4)
+    assert [c.id for c in head] == ["both", "sem-1", "bm-3", "sem-5"]
+    assert [c.id for c in rest] == ["graph-1"]  # expansion-only candidates come last
     everything, nothing = rerank_head(fused, 10)
     assert everything == fused and nothing == []
