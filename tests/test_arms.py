@@ -277,3 +277,38 @@ def test_temporal_spread_keeps_the_same_top_when_each_hop_is_capped(
     for limit in (10, 14):  # at least the 10 entry points, so both spread from the same
         capped = temporal(engine, bank, "hiking in the Alps", *june, limit=limit)
         assert sorted(capped.items(), key=lambda pair: (-pair[1], pair[0])) == ranked[:limit]
+
+
+def test_graph_top_is_the_same_with_and_without_the_score_cutoff(
+    engine: MemoryEngine, bank: str
+) -> None:
+    # Many memories share the seeds' entities, so the summed scores tie in large groups
+    # and the tie-break by similarity decides who makes the cut.
+    engine.retain(
+        bank,
+        [
+            {"id": f"m{i:02d}", "text": f"Sam and Priya talked about topic {i} in Lisbon"}
+            for i in range(40)
+        ],
+    )
+
+    def ranked(limit: int, types: tuple[str, ...]) -> list[tuple[str, float]]:
+        query = GraphQuery(
+            bank_id=bank,
+            query_vector=engine._core.embedder.embed(["What did Sam say about topic 7?"])[0],
+            query_entities=("Sam",),
+            types=types,  # type: ignore[arg-type]
+            tags=None,
+            tags_match="any",
+            limit=limit,
+            min_similarity=0.3,
+            per_entity_limit=200,
+            timeout_seconds=10.0,
+        )
+        return engine._run(graph_plan(query))
+
+    full = ranked(1000, ALL_TYPES)
+    assert len(full) > 12
+    for limit in (5, 12):
+        assert ranked(limit, ALL_TYPES) == full[:limit]  # unfiltered: joined past the cut only
+        assert ranked(limit, ("world",)) == full[:limit]  # filtered: every candidate joined
