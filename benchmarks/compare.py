@@ -62,6 +62,7 @@ class Context:
     conninfo: str
     data_dir: Path
     depth: int
+    hindsight_api_venv: Path | None = None
 
 
 def _hindsight(name: str, prefix: str, reranker: str | None) -> Callable[[Context], System]:
@@ -107,6 +108,19 @@ def _bm25(context: Context) -> System:
     return BM25System()
 
 
+def _hindsight_api(context: Context) -> System:
+    from benchmarks.peers.hindsight_api import HindsightApiSystem
+
+    if context.hindsight_api_venv is None:
+        raise SystemExit("hindsight-api needs --hindsight-api-venv (a venv with it installed)")
+    return HindsightApiSystem(
+        context.conninfo,
+        context.hindsight_api_venv,
+        _model(context)[0],
+        Path(tempfile.gettempdir()) / "hindsight-api-benchmark.log",
+    )
+
+
 def _model(context: Context) -> tuple[str, int]:
     settings = Settings(data_dir=context.data_dir)
     return settings.embeddings_model, settings.embeddings_batch_size
@@ -120,13 +134,21 @@ SYSTEMS: dict[str, Callable[[Context], System]] = {
     "langchain-hybrid": _langchain(hybrid=True),
     "llama-index-hybrid": _llama_index,
     "bm25s": _bm25,
+    # optional: the reference server needs its own virtualenv (see peers/hindsight_api.py)
+    "hindsight-api": _hindsight_api,
 }
+OPTIONAL = ("hindsight-api",)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("data", type=Path, nargs="?", default=DEFAULT_DATA)
-    parser.add_argument("--systems", nargs="+", choices=list(SYSTEMS), default=list(SYSTEMS))
+    parser.add_argument(
+        "--systems",
+        nargs="+",
+        choices=list(SYSTEMS),
+        help="default: all, hindsight-api only with --hindsight-api-venv",
+    )
     parser.add_argument("--limit", type=int, help="questions per bank (default: all)")
     parser.add_argument("--banks", nargs="+", help="conversations to use (default: all)")
     parser.add_argument(
@@ -138,9 +160,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--scale", type=Path, nargs="*", default=[], help="recall_bench.py reports to plot"
     )
     parser.add_argument(
+        "--hindsight-api-venv", type=Path, help="virtualenv with hindsight-api-slim installed"
+    )
+    parser.add_argument(
         "--depth", type=int, default=max(DEFAULT_KS), help="candidates per peer arm"
     )
     args = parser.parse_args(argv)
+    if args.systems is None:
+        args.systems = [
+            key for key in SYSTEMS if key not in OPTIONAL or args.hindsight_api_venv is not None
+        ]
     if args.quick:
         args.limit = min(args.limit or QUICK_LIMIT, QUICK_LIMIT)
     return args
@@ -202,7 +231,12 @@ def run_all(
     load_at_start = os.getloadavg()[0]
     server = acquire_server(data_dir)
     try:
-        context = Context(conninfo=server.uri, data_dir=data_dir, depth=args.depth)
+        context = Context(
+            conninfo=server.uri,
+            data_dir=data_dir,
+            depth=args.depth,
+            hindsight_api_venv=args.hindsight_api_venv,
+        )
         runs = []
         for key in args.systems:
             system = SYSTEMS[key](context)
