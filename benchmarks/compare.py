@@ -1,6 +1,6 @@
 """hindsight-tools side by side with its peers on the LoCoMo dev data: recall@k, latency, retain.
 
-    .venv/bin/python benchmarks/compare.py [DATA] [--systems …] [--limit N] [--banks …]
+    .venv/bin/python -m benchmarks.compare [DATA] [--systems …] [--limit N] [--banks …]
         [--quick] [--out DIR] [--data-dir DIR] [--scale REPORT.md …]
 
 Every system gets the same memories (one bank per conversation), the same questions (at most
