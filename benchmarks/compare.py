@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks.compare [DATA] [--systems …] [--limit N] [--banks …]
         [--quick] [--out DIR] [--data-dir DIR] [--scale REPORT.md …]
+        [--hindsight-api-venv VENV]
 
 Every system gets the same memories (one bank per conversation), the same questions (at most
 ``--limit`` per bank, in file order) and, where it embeds, the same vectors: the peers embed

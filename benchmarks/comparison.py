@@ -62,6 +62,24 @@ def wins(runs: Sequence[SystemRun], reference: str = REFERENCE) -> list[Win]:
     return found
 
 
+def recall10_target(runs: Sequence[SystemRun], reference: str = REFERENCE) -> list[str]:
+    """The issue's quality target: the reference ahead of every peer on non-adversarial R@10."""
+    base = next((run for run in runs if run.name == reference), None)
+    peers = [run for run in runs if not run.name.startswith(reference)]
+    if base is None or not peers:
+        return []
+    mine = base.report.overall_no_adversarial.recall.get(10)
+    best = max(peers, key=lambda run: run.report.overall_no_adversarial.recall.get(10) or 0.0)
+    theirs = best.report.overall_no_adversarial.recall.get(10)
+    if mine is None or theirs is None:
+        return []
+    verdict = "met" if mine > theirs else "**not met**"
+    return [
+        f"Target, {reference} ahead of every peer on non-adversarial R@10: {verdict} "
+        f"({mine:.3f} against {theirs:.3f} for the best peer, {best.name})."
+    ]
+
+
 def _f(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
@@ -166,6 +184,7 @@ def render(
         lines += [f"![recall@k per system]({images['recall'].as_posix()})", ""]
     if "latency" in images:
         lines += [f"![recall latency per system]({images['latency'].as_posix()})", ""]
+    lines += [*recall10_target(runs), ""]
     lines += ["## Where a peer is ahead", "", *win_sentences(wins(runs)), ""]
     lines += ["## Per category", ""]
     for k in ks:

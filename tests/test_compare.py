@@ -11,6 +11,7 @@ from benchmarks.comparison import (
     NON_ADVERSARIAL,
     SystemRun,
     category_table,
+    recall10_target,
     summary_table,
     win_sentences,
     wins,
@@ -188,3 +189,23 @@ def test_scale_points_from_a_recall_bench_report(tmp_path: Path) -> None:
     first.write_text(REPORT)
     second.write_text(REPORT.replace("| recall mid | 120.5", "| recall mid | 99.0"))
     assert [p.recall_p50_ms for p in read_reports([first, second])] == [99.0]
+
+
+def test_recall10_target_names_the_best_peer() -> None:
+    reference, peer = _runs()
+    # recall@10 is not among these runs' ks: nothing to say
+    assert recall10_target([reference, peer]) == []
+    rows = list(reference.report.questions)
+    ahead = SystemRun("hindsight-tools", "", aggregate(rows, (10,)))
+    behind = SystemRun(
+        "peer", "", aggregate([r.model_copy(update={"ranked": ()}) for r in rows], (10,))
+    )
+    (line,) = recall10_target([ahead, behind])
+    assert "R@10: met (1.000 against 0.000 for the best peer, peer)" in line
+    (line,) = recall10_target(
+        [
+            SystemRun("hindsight-tools", "", behind.report),
+            SystemRun("peer", "", ahead.report),
+        ]
+    )
+    assert "**not met**" in line
