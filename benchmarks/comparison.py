@@ -204,6 +204,7 @@ def scale_section(points: Sequence[ScalePoint], image: Path | None) -> list[str]
     rows = [
         [
             f"{p.size:,}",
+            p.reranker,
             _f(p.recall_p50_ms, 1),
             _f(p.recall_p95_ms, 1),
             _f(p.floor_p50_ms, 1),
@@ -223,6 +224,7 @@ def scale_section(points: Sequence[ScalePoint], image: Path | None) -> list[str]
         *_table(
             [
                 "memories in the bank",
+                "reranker",
                 "recall mid p50 ms",
                 "p95 ms",
                 "kNN floor p50 ms",

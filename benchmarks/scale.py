@@ -15,6 +15,7 @@ from pathlib import Path
 
 _SECTION = re.compile(r"^### (?P<bank>\S+): (?P<size>[\d,]+) memories")
 _COMMAND = re.compile(r"^`(?P<command>.+)`$")
+_RERANKER = re.compile(r"reranker: (?P<reranker>[\w-]+)")
 _ROW = re.compile(r"^\| (?P<label>[^|]+?) \| (?P<p50>[\d.]+) \| (?P<p95>[\d.]+) \|")
 ROWS = {"recall mid": "recall", "floor: kNN": "floor"}
 
@@ -29,11 +30,13 @@ class ScalePoint:
     floor_p95_ms: float
     command: str
     source: str
+    reranker: str = "?"
 
 
 def parse_report(text: str, source: str = "") -> list[ScalePoint]:
     """Every bank section of one report that has both rows; sections without them are skipped."""
     command = ""
+    reranker = "?"
     points: list[ScalePoint] = []
     bank: str | None = None
     size = 0
@@ -51,12 +54,15 @@ def parse_report(text: str, source: str = "") -> list[ScalePoint]:
                     floor_p95_ms=found["floor"][1],
                     command=command,
                     source=source,
+                    reranker=reranker,
                 )
             )
 
     for line in text.splitlines():
         if not command and (match := _COMMAND.match(line)):
             command = match["command"]
+        elif bank is None and (match := _RERANKER.search(line)):
+            reranker = match["reranker"]
         elif match := _SECTION.match(line):
             close()
             bank, size, found = match["bank"], int(match["size"].replace(",", "")), {}

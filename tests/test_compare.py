@@ -148,6 +148,7 @@ REPORT = """# Recall benchmark
 `.venv/bin/python benchmarks/recall_bench.py --sizes 1000 10000 --queries 50`
 
 - CPU: whatever
+- table `memory_units`: 17,000 rows in 5 banks; questions asked at 2025; reranker: onnx
 
 ## Recall latency
 
@@ -185,6 +186,7 @@ def test_scale_points_from_a_recall_bench_report(tmp_path: Path) -> None:
     assert (point.recall_p50_ms, point.recall_p95_ms) == (120.5, 180.25)
     assert (point.floor_p50_ms, point.floor_p95_ms) == (2.5, 4.0)
     assert point.command.endswith("--sizes 1000 10000 --queries 50")
+    assert point.reranker == "onnx"
     first, second = tmp_path / "a.md", tmp_path / "b.md"
     first.write_text(REPORT)
     second.write_text(REPORT.replace("| recall mid | 120.5", "| recall mid | 99.0"))

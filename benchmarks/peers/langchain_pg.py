@@ -45,7 +45,9 @@ class LangChainSystem:
         self.description = (
             "`PGVectorStore` with `HybridSearchConfig(fusion_function=reciprocal_rank_fusion)`: "
             f"cosine kNN top {depth} and `ts_rank_cd` over a generated `tsvector` "
-            f"(`plainto_tsquery('english', question)`) top {depth}, fused with k = 60."
+            f"(`plainto_tsquery('english', question)`, which needs every term of the question "
+            f"to match) top {depth}, fused with k = 60; a fresh config per question (the store "
+            "otherwise keeps the first question's text search for every later one)."
             if hybrid
             else "`PGVectorStore`, cosine distance, exact kNN filtered by bank."
         )
