@@ -24,6 +24,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -255,6 +256,8 @@ def run_all(
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
+    # a killed run must still stop its embedded server and the reference server's process
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     command = shlex.join(sys.orig_argv)
     banks = select_banks(args)
     scale: list[ScalePoint] = read_reports(args.scale)
