@@ -21,10 +21,11 @@ NOTES = (
     "Every system gets each memory's turn text only (hindsight-tools also gets the turn's "
     "date, speaker metadata and its session as the chunk, as `hindsight-tools eval` gives "
     "them); the LangChain, LlamaIndex and BM25 peers have no notion of time (the reference "
-    "server, when run, gets each turn's date and the question's time as well). Their tables have no vector index: a bank "
-    "holds at most a few hundred memories, so PostgreSQL scans it exactly and the peers get "
-    "their best possible dense recall. Latency figures come from a shared 2-core machine "
-    "(see the load averages below): compare systems within one run, not across runs.",
+    "server, when run, gets each turn's date and the question's time as well). Their "
+    "tables have no vector index: a bank holds at most a few hundred memories, so "
+    "PostgreSQL scans it exactly and the peers get their best possible dense recall. "
+    "Latency figures come from a shared 2-core machine (see the load averages below): "
+    "compare systems within one run, not across runs.",
     "",
     "Not measured here: a bank of 1M memories. Retaining the 100k bank took about 32 minutes "
     "(53 memories/s, `docs/recall-bench-100k.md`) and 3.9 GB on disk, so 1M would need about "
