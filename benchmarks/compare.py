@@ -46,6 +46,7 @@ from hindsight_tools.evaluation import (
     DEFAULT_KS,
     BankData,
     QuestionResult,
+    Report,
     RetainStats,
     aggregate,
     load_dataset,
@@ -165,6 +166,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--hindsight-api-venv", type=Path, help="virtualenv with hindsight-api-slim installed"
     )
     parser.add_argument(
+        "--plots-only",
+        action="store_true",
+        help="redraw OUT/benchmarks/*.png from OUT/benchmarks/results.json, run nothing",
+    )
+    parser.add_argument(
         "--depth", type=int, default=max(DEFAULT_KS), help="candidates per peer arm"
     )
     args = parser.parse_args(argv)
@@ -254,8 +260,32 @@ def run_all(
     return runs, facts
 
 
+def draw(runs: Sequence[SystemRun], scale: Sequence[ScalePoint], figures: Path) -> dict[str, Path]:
+    figures.mkdir(parents=True, exist_ok=True)
+    images = {
+        "recall": plots.recall_curves(runs, figures / "recall_at_k.png"),
+        "latency": plots.latency_bars(runs, figures / "latency.png"),
+    }
+    if scale:
+        images["scale"] = plots.scale_lines(scale, figures / "scale.png")
+    return images
+
+
+def redraw(out: Path, scale: Sequence[ScalePoint]) -> None:
+    """The figures again from a run's saved results (for a change of style, not of data)."""
+    saved = json.loads((out / "benchmarks" / "results.json").read_text())
+    runs = [
+        SystemRun(name=name, description="", report=Report.model_validate(report))
+        for name, report in saved.items()
+    ]
+    draw(runs, scale, out / "benchmarks")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
+    if args.plots_only:
+        redraw(args.out, read_reports(args.scale))
+        return
     # a killed run must still stop its embedded server and the reference server's process
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     command = shlex.join(sys.orig_argv)
@@ -269,13 +299,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         if temporary:
             shutil.rmtree(data_dir, ignore_errors=True)
     figures = args.out / "benchmarks"
-    figures.mkdir(parents=True, exist_ok=True)
-    images = {
-        "recall": plots.recall_curves(runs, figures / "recall_at_k.png"),
-        "latency": plots.latency_bars(runs, figures / "latency.png"),
-    }
-    if scale:
-        images["scale"] = plots.scale_lines(scale, figures / "scale.png")
+    images = draw(runs, scale, figures)
     (figures / "results.json").write_text(
         json.dumps({run.name: json.loads(run.report.to_json()) for run in runs}, indent=1) + "\n"
     )

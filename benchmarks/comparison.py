@@ -254,6 +254,10 @@ def scale_section(points: Sequence[ScalePoint], image: Path | None) -> list[str]
         "",
         *(f"- `{command}`" for command in commands),
         "",
+        "Read from: "
+        + ", ".join(f"`{source}`" for source in dict.fromkeys(p.source for p in points))
+        + ".",
+        "",
     ]
     if image is not None:
         lines += [f"![recall latency against bank size]({image.as_posix()})", ""]

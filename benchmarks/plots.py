@@ -31,6 +31,7 @@ def recall_curves(runs: Sequence[SystemRun], path: Path) -> Path:
     axes.set_xscale("log")
     ks = sorted({k for run in runs for k in run.report.ks})
     axes.set_xticks(ks, [str(k) for k in ks])
+    axes.xaxis.set_minor_locator(_no_ticks())  # only the measured ks are labelled
     axes.set_xlabel("k (memories returned)")
     axes.set_ylabel("recall@k, non-adversarial")
     axes.set_ylim(0, 1)
@@ -84,12 +85,19 @@ def scale_lines(points: Sequence[ScalePoint], path: Path) -> Path:
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xticks(sizes, [f"{s:,}" for s in sizes])
+    axes.xaxis.set_minor_locator(_no_ticks())
     axes.set_xlabel("memories in the bank")
     axes.set_ylabel("ms (log scale)")
     axes.grid(True, alpha=0.3)
     axes.legend(fontsize=8)
     axes.set_title("Recall latency against bank size")
     return _save(plt, figure, path)
+
+
+def _no_ticks() -> Any:
+    from matplotlib.ticker import NullLocator
+
+    return NullLocator()
 
 
 def _save(plt: Any, figure: Any, path: Path) -> Path:
