@@ -13,6 +13,10 @@ $(VENV)/.installed: pyproject.toml $(wildcard adapters/*/pyproject.toml) | $(BIN
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m pip install --quiet -e '.[dev]' \
 		-e adapters/langchain -e adapters/llama-index-retrievers -e adapters/llama-index-tools
+	# a benchmark peer (benchmarks/peers/langchain_pg.py): it caps pgvector (the Python
+	# package) below 0.4 while we pin 0.5.1; it only uses pgvector.sqlalchemy.Vector, which
+	# 0.5.1 still has, so it goes in without its dependency list (the rest are in [dev]).
+	$(BIN)/python -m pip install --quiet --no-deps langchain-postgres==0.0.19
 	touch $@
 
 demo: $(VENV)/.installed

@@ -1,0 +1,325 @@
+"""hindsight-tools side by side with its peers on the LoCoMo dev data: recall@k, latency, retain.
+
+    .venv/bin/python -m benchmarks.compare [DATA] [--systems …] [--limit N] [--banks …]
+        [--quick] [--out DIR] [--data-dir DIR] [--scale REPORT.md …]
+        [--hindsight-api-venv VENV]
+
+Every system gets the same memories (one bank per conversation), the same questions (at most
+``--limit`` per bank, in file order) and, where it embeds, the same vectors: the peers embed
+with hindsight-tools' own embedder. The database-backed ones share one embedded PostgreSQL,
+each in its own tables (:mod:`benchmarks.peers`). For each system: turn-level recall@k
+(k = 5, 10, 20, 50) per category and over the non-adversarial questions, recall wall time
+p50/p95 (query embedding included, one untimed warm-up first) and retain throughput (embedding
+included). The scoring is ``hindsight_tools.evaluation``'s, the same as `hindsight-tools eval`.
+
+Writes ``OUT/BENCHMARKS.md``, ``OUT/benchmarks/*.png`` and ``OUT/benchmarks/results.json``
+(default OUT: ``docs``). ``--scale`` adds recall latency against bank size from reports of
+``benchmarks/recall_bench.py`` (see :mod:`benchmarks.scale`). Progress bars go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from benchmarks import plots
+from benchmarks.comparison import SystemRun, render
+from benchmarks.machine import machine_facts, package_versions
+from benchmarks.peers import System
+from benchmarks.scale import ScalePoint, read_reports
+from hindsight_tools import Settings
+from hindsight_tools.embedded import acquire_server
+from hindsight_tools.embedding import default_embedder
+from hindsight_tools.evaluation import (
+    DEFAULT_KS,
+    BankData,
+    QuestionResult,
+    Report,
+    RetainStats,
+    aggregate,
+    load_dataset,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo-dev"
+QUICK_BANKS = 2
+QUICK_LIMIT = 10
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every system is built from: the server's URI, its data dir, the shared embedder."""
+
+    conninfo: str
+    data_dir: Path
+    depth: int
+    hindsight_api_venv: Path | None = None
+
+
+def _hindsight(name: str, prefix: str, reranker: str | None) -> Callable[[Context], System]:
+    def build(context: Context) -> System:
+        from benchmarks.peers.hindsight import HindsightSystem
+
+        settings = Settings(data_dir=context.data_dir)
+        if reranker is not None:
+            settings = settings.model_copy(update={"reranker_provider": reranker})
+        system = HindsightSystem(name, settings, prefix, "")
+        system.description = (
+            "`MemoryEngine` with default settings (four arms, RRF, budget mid), reranker "
+            f"`{system.engine.reranker_name}`, `max_tokens` 100,000, `query_timestamp` = the "
+            "question's time."
+            if reranker is None
+            else f"the same with `HINDSIGHT_API_RERANKER_PROVIDER={reranker}`."
+        )
+        return system
+
+    return build
+
+
+def _langchain(hybrid: bool) -> Callable[[Context], System]:
+    def build(context: Context) -> System:
+        from benchmarks.peers.langchain_pg import LangChainSystem
+
+        embedder = default_embedder(*_model(context))
+        return LangChainSystem(context.conninfo, embedder, hybrid=hybrid, depth=context.depth)
+
+    return build
+
+
+def _llama_index(context: Context) -> System:
+    from benchmarks.peers.llama_index_pg import LlamaIndexSystem
+
+    embedder = default_embedder(*_model(context))
+    return LlamaIndexSystem(context.conninfo, embedder, depth=context.depth)
+
+
+def _bm25(context: Context) -> System:
+    from benchmarks.peers.bm25 import BM25System
+
+    return BM25System()
+
+
+def _hindsight_api(context: Context) -> System:
+    from benchmarks.peers.hindsight_api import HindsightApiSystem
+
+    if context.hindsight_api_venv is None:
+        raise SystemExit("hindsight-api needs --hindsight-api-venv (a venv with it installed)")
+    return HindsightApiSystem(
+        context.conninfo,
+        context.hindsight_api_venv,
+        _model(context)[0],
+        Path(tempfile.gettempdir()) / "hindsight-api-benchmark.log",
+    )
+
+
+def _model(context: Context) -> tuple[str, int]:
+    settings = Settings(data_dir=context.data_dir)
+    return settings.embeddings_model, settings.embeddings_batch_size
+
+
+# key -> builder; the key is what --systems takes, the built system's name labels the rows
+SYSTEMS: dict[str, Callable[[Context], System]] = {
+    "hindsight": _hindsight("hindsight-tools", "ht-", None),
+    "hindsight-passthrough": _hindsight("hindsight-tools passthrough", "htp-", "passthrough"),
+    "langchain-dense": _langchain(hybrid=False),
+    "langchain-hybrid": _langchain(hybrid=True),
+    "llama-index-hybrid": _llama_index,
+    "bm25s": _bm25,
+    # optional: the reference server needs its own virtualenv (see peers/hindsight_api.py)
+    "hindsight-api": _hindsight_api,
+}
+OPTIONAL = ("hindsight-api",)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("data", type=Path, nargs="?", default=DEFAULT_DATA)
+    parser.add_argument(
+        "--systems",
+        nargs="+",
+        choices=list(SYSTEMS),
+        help="default: all, hindsight-api only with --hindsight-api-venv",
+    )
+    parser.add_argument("--limit", type=int, help="questions per bank (default: all)")
+    parser.add_argument("--banks", nargs="+", help="conversations to use (default: all)")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"{QUICK_BANKS} banks, {QUICK_LIMIT} questions each"
+    )
+    parser.add_argument("--out", type=Path, default=REPO / "docs")
+    parser.add_argument("--data-dir", type=Path, help="embedded PostgreSQL folder (kept)")
+    parser.add_argument(
+        "--scale", type=Path, nargs="*", default=[], help="recall_bench.py reports to plot"
+    )
+    parser.add_argument(
+        "--hindsight-api-venv", type=Path, help="virtualenv with hindsight-api-slim installed"
+    )
+    parser.add_argument(
+        "--plots-only",
+        action="store_true",
+        help="redraw OUT/benchmarks/*.png from OUT/benchmarks/results.json, run nothing",
+    )
+    parser.add_argument(
+        "--depth", type=int, default=max(DEFAULT_KS), help="candidates per peer arm"
+    )
+    args = parser.parse_args(argv)
+    if args.systems is None:
+        args.systems = [
+            key for key in SYSTEMS if key not in OPTIONAL or args.hindsight_api_venv is not None
+        ]
+    if args.quick:
+        args.limit = min(args.limit or QUICK_LIMIT, QUICK_LIMIT)
+    return args
+
+
+def select_banks(args: argparse.Namespace) -> list[BankData]:
+    dataset = load_dataset(args.data)
+    if args.banks:
+        return [dataset.bank(name) for name in args.banks]
+    banks = list(dataset.banks)
+    return banks[:QUICK_BANKS] if args.quick else banks
+
+
+def run_system(system: System, banks: Sequence[BankData], limit: int | None) -> SystemRun:
+    """Retain every bank, warm up once, then ask every question; the scored run."""
+    total = sum(len(bank.items) for bank in banks)
+    seconds = 0.0
+    with tqdm(total=total, unit="memory", desc=f"{system.name}: retain") as bar:
+        for bank in banks:
+            started = time.perf_counter()
+            system.retain(bank.bank, bank.items)
+            seconds += time.perf_counter() - started
+            bar.update(len(bank.items))
+    asked = [(bank, bank.questions[:limit]) for bank in banks]
+    depth = max(DEFAULT_KS)
+    warm = next(((b, qs[0]) for b, qs in asked if qs), None)
+    if warm is not None:  # model loading and cold caches stay out of the percentiles
+        system.recall(warm[0].bank, warm[1].question, depth, query_time=warm[1].query_time)
+    rows: list[QuestionResult] = []
+    with tqdm(
+        total=sum(len(qs) for _, qs in asked), unit="question", desc=f"{system.name}: recall"
+    ) as bar:
+        for bank, questions in asked:
+            for question in questions:
+                started = time.perf_counter()
+                ranked = system.recall(
+                    bank.bank, question.question, depth, query_time=question.query_time
+                )
+                elapsed = time.perf_counter() - started
+                rows.append(
+                    QuestionResult(
+                        bank=bank.bank,
+                        qid=question.qid,
+                        category=question.category,
+                        category_name=question.category_name,
+                        evidence=question.evidence,
+                        ranked=tuple(ranked[:depth]),
+                        seconds=elapsed,
+                    )
+                )
+                bar.update(1)
+    report = aggregate(rows, DEFAULT_KS, retain=RetainStats(memories=total, seconds=seconds))
+    return SystemRun(name=system.name, description=system.description, report=report)
+
+
+def run_all(
+    args: argparse.Namespace, banks: Sequence[BankData], data_dir: Path
+) -> tuple[list[SystemRun], dict[str, str]]:
+    load_at_start = os.getloadavg()[0]
+    server = acquire_server(data_dir)
+    try:
+        context = Context(
+            conninfo=server.uri,
+            data_dir=data_dir,
+            depth=args.depth,
+            hindsight_api_venv=args.hindsight_api_venv,
+        )
+        runs = []
+        for key in args.systems:
+            system = SYSTEMS[key](context)
+            try:
+                runs.append(run_system(system, banks, args.limit))
+            finally:
+                system.close()
+        facts = machine_facts(server.uri)
+    finally:
+        server.release()
+    # other jobs on the machine move latency by tens of percent; the reader should know
+    facts["load average at start / end"] = f"{load_at_start:.2f} / {os.getloadavg()[0]:.2f}"
+    return runs, facts
+
+
+def draw(runs: Sequence[SystemRun], scale: Sequence[ScalePoint], figures: Path) -> dict[str, Path]:
+    figures.mkdir(parents=True, exist_ok=True)
+    images = {
+        "recall": plots.recall_curves(runs, figures / "recall_at_k.png"),
+        "latency": plots.latency_bars(runs, figures / "latency.png"),
+    }
+    if scale:
+        images["scale"] = plots.scale_lines(scale, figures / "scale.png")
+    return images
+
+
+def redraw(out: Path, scale: Sequence[ScalePoint]) -> None:
+    """The figures again from a run's saved results (for a change of style, not of data)."""
+    saved = json.loads((out / "benchmarks" / "results.json").read_text())
+    runs = [
+        SystemRun(name=name, description="", report=Report.model_validate(report))
+        for name, report in saved.items()
+    ]
+    draw(runs, scale, out / "benchmarks")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    if args.plots_only:
+        redraw(args.out, read_reports(args.scale))
+        return
+    # a killed run must still stop its embedded server and the reference server's process
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    command = shlex.join(sys.orig_argv)
+    banks = select_banks(args)
+    scale: list[ScalePoint] = read_reports(args.scale)
+    temporary = args.data_dir is None
+    data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="htc-", dir="/tmp"))
+    try:
+        runs, facts = run_all(args, banks, data_dir)
+    finally:
+        if temporary:
+            shutil.rmtree(data_dir, ignore_errors=True)
+    figures = args.out / "benchmarks"
+    images = draw(runs, scale, figures)
+    (figures / "results.json").write_text(
+        # one system per line (about 1 MB of rankings for the dev set): for --plots-only and audits
+        "{\n"
+        + ",\n".join(f"{json.dumps(run.name)}: {run.report.to_json(indent=None)}" for run in runs)
+        + "\n}\n"
+    )
+    document = render(
+        runs,
+        command=command,
+        data=args.data,
+        banks=[bank.bank for bank in banks],
+        limit=args.limit,
+        facts=facts,
+        versions=package_versions(),
+        images={name: path.relative_to(args.out) for name, path in images.items()},
+        scale=scale,
+    )
+    (args.out / "BENCHMARKS.md").write_text(document)
+    print(document)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+"""The comparison benchmark's own logic: recall@k on the rankings peers return, who wins where,
+the tables, the recall_bench report reader, and the connection strings handed to the peers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.comparison import (
+    NON_ADVERSARIAL,
+    SystemRun,
+    category_table,
+    recall10_target,
+    summary_table,
+    win_sentences,
+    wins,
+)
+from benchmarks.peers import Memory
+from benchmarks.peers.hindsight_api import _database_uri
+from benchmarks.peers.langchain_pg import sqlalchemy_url
+from benchmarks.scale import parse_report, read_reports
+from hindsight_tools.evaluation import QuestionResult, RetainStats, aggregate, recall_at_k
+
+
+def test_recall_at_k_on_peer_shaped_rankings() -> None:
+    # A peer's list: shorter than k, with memories that have no dia_id and a turn twice.
+    ranked: list[str | None] = ["D1:2", None, "D1:2", "D3:4"]
+    assert recall_at_k(["D1:2", "D3:4"], ranked, 1) == 0.5
+    assert recall_at_k(["D1:2", "D3:4"], ranked, 3) == 0.5
+    assert recall_at_k(["D1:2", "D3:4"], ranked, 4) == 1.0
+    assert recall_at_k(["D1:2", "D3:4"], ranked, 50) == 1.0
+    assert recall_at_k(["D9:9"], ranked, 50) == 0.0
+    assert recall_at_k(["D1:2"], [], 5) == 0.0
+    # evidence named twice counts once
+    assert recall_at_k(["D3:4", "D3:4"], ranked, 4) == 1.0
+
+
+def _row(
+    qid: str, category: int, evidence: tuple[str, ...], ranked: list[str | None]
+) -> QuestionResult:
+    names = {1: "multi-hop", 2: "temporal", 4: "single-hop", 5: "adversarial"}
+    return QuestionResult(
+        bank="b",
+        qid=qid,
+        category=category,
+        category_name=names[category],
+        evidence=evidence,
+        ranked=tuple(ranked),
+        seconds=0.01,
+    )
+
+
+def _run(name: str, rankings: dict[str, list[str | None]]) -> SystemRun:
+    questions = {
+        "q1": (1, ("D1", "D2")),
+        "q2": (2, ("D3",)),
+        "q3": (4, ("D4",)),
+        "q4": (5, ("D5",)),
+    }
+    rows = [
+        _row(qid, category, evidence, rankings.get(qid, []))
+        for qid, (category, evidence) in questions.items()
+    ]
+    return SystemRun(name, "", aggregate(rows, (1, 5), retain=RetainStats(memories=10, seconds=2)))
+
+
+def _runs() -> list[SystemRun]:
+    reference = _run(
+        "hindsight-tools",
+        {"q1": ["D1", "x", "D2"], "q2": ["x", "D3"], "q3": ["D4"], "q4": []},
+    )
+    peer = _run(
+        "peer",
+        # ahead on temporal at k=1 and on the adversarial question; tied on single-hop
+        {"q1": ["D1"], "q2": ["D3"], "q3": ["D4"], "q4": ["D5"]},
+    )
+    return [reference, peer]
+
+
+def test_non_adversarial_overall_leaves_category_5_out() -> None:
+    reference, peer = _runs()
+    # q1 0.5 / 1.0, q2 0 / 1, q3 1 / 1 at k = 1 / 5
+    assert reference.report.overall_no_adversarial.questions == 3
+    assert reference.report.overall_no_adversarial.recall == {1: pytest.approx(0.5), 5: 1.0}
+    # the peer's adversarial hit does not lift its non-adversarial figure
+    assert peer.report.overall_no_adversarial.recall == {
+        1: pytest.approx(2.5 / 3),
+        5: pytest.approx(2.5 / 3),
+    }
+
+
+def test_wins_are_strict_and_name_slice_k_and_values() -> None:
+    found = {(w.slice, w.k, w.peer) for w in wins(_runs())}
+    assert found == {
+        ("temporal (2)", 1, "peer"),
+        ("adversarial (5)", 1, "peer"),
+        ("adversarial (5)", 5, "peer"),
+        (NON_ADVERSARIAL, 1, "peer"),
+    }
+    # the reference is ahead on multi-hop at k=5 and tied on single-hop: no win there
+    assert not any(w.slice.startswith(("multi-hop", "single-hop")) for w in wins(_runs()))
+    sentences = "\n".join(win_sentences(wins(_runs())))
+    assert "temporal (2): **peer** beats hindsight-tools at R@1 (1.000 vs 0.000)" in sentences
+
+
+def test_no_reference_no_wins() -> None:
+    assert wins(_runs()[1:]) == []
+    assert win_sentences([]) == ["No peer is above hindsight-tools in any category at any k."]
+
+
+def test_tables_have_a_row_per_system() -> None:
+    summary = summary_table(_runs())
+    assert summary[0].startswith("| system | R@1 | R@5 | recall p50 ms")
+    assert summary[2].startswith("| **hindsight-tools** | 0.500 | 1.000 | 10.0 | 10.0 | 5 |")
+    assert summary[3].startswith("| peer | 0.833 | 0.833 |")
+    table = category_table(_runs(), 1)
+    assert table[0] == (
+        "| system | multi-hop (1) n=1 | temporal (2) n=1 | single-hop (4) n=1 "
+        "| adversarial (5) n=1 | non-adversarial n=3 |"
+    )
+    assert table[2] == "| hindsight-tools | 0.500 | 0.000 | 1.000 | 0.000 | 0.500 |"
+
+
+def test_memory_from_a_loaded_item() -> None:
+    item = {"id": "conv-1:D1:3", "text": "hi", "metadata": {"dia_id": "D1:3", "session": 1}}
+    assert Memory.from_item(item) == Memory("conv-1:D1:3", "hi", "D1:3")
+    assert Memory.from_item({"id": 7, "text": "x"}).dia_id is None
+
+
+def test_connection_strings_for_the_peers() -> None:
+    uri = "postgresql://postgres:@/postgres?host=/tmp/htc-x/pg"
+    assert (
+        sqlalchemy_url(uri, "asyncpg")
+        == "postgresql+asyncpg://postgres:@/postgres?host=/tmp/htc-x/pg"
+    )
+    assert (
+        _database_uri(uri, "hindsight_api")
+        == "postgresql://postgres:@/hindsight_api?host=/tmp/htc-x/pg"
+    )
+    assert _database_uri("postgresql://u:p@h:5/db", "other") == "postgresql://u:p@h:5/other"
+    with pytest.raises(ValueError, match="postgresql"):
+        sqlalchemy_url("mysql://x", "asyncpg")
+
+
+REPORT = """# Recall benchmark
+
+`.venv/bin/python benchmarks/recall_bench.py --sizes 1000 10000 --queries 50`
+
+- CPU: whatever
+- table `memory_units`: 17,000 rows in 5 banks; questions asked at 2025; reranker: onnx
+
+## Recall latency
+
+### big-1000: 1,000 memories, 50 questions (12 with a time expression)
+
+|  | p50 ms | p95 ms | embed p50 | total p50 |
+|---|---|---|---|---|
+| recall low | 100.0 | 150.0 | 20.0 | 99.0 |
+| recall mid | 120.5 | 180.25 | 20.0 | 119.0 |
+| floor: kNN | 2.5 | 4.0 |  |  |
+| floor + embedding | 25.0 | 40.0 |  |  |
+
+| arm p50 ms (candidates p50, runs) | semantic |
+|---|---|
+| recall mid | 50.0 (300, 50) |
+
+### big-10000: 10,000 memories, 50 questions (12 with a time expression)
+
+|  | p50 ms | p95 ms |
+|---|---|---|
+| recall mid | 300.0 | 450.0 |
+
+## EXPLAIN of the semantic arm
+
+| floor: kNN | 1.0 | 1.0 |
+"""
+
+
+def test_scale_points_from_a_recall_bench_report(tmp_path: Path) -> None:
+    points = parse_report(REPORT, "r.md")
+    # the 10k section has no floor row, and a row after "## EXPLAIN" belongs to no bank
+    assert len(points) == 1
+    point = points[0]
+    assert (point.size, point.bank) == (1000, "big-1000")
+    assert (point.recall_p50_ms, point.recall_p95_ms) == (120.5, 180.25)
+    assert (point.floor_p50_ms, point.floor_p95_ms) == (2.5, 4.0)
+    assert point.command.endswith("--sizes 1000 10000 --queries 50")
+    assert point.reranker == "onnx"
+    first, second = tmp_path / "a.md", tmp_path / "b.md"
+    first.write_text(REPORT)
+    second.write_text(REPORT.replace("| recall mid | 120.5", "| recall mid | 99.0"))
+    assert [p.recall_p50_ms for p in read_reports([first, second])] == [99.0]
+
+
+def test_recall10_target_names_the_best_peer() -> None:
+    reference, peer = _runs()
+    # recall@10 is not among these runs' ks: nothing to say
+    assert recall10_target([reference, peer]) == []
+    rows = list(reference.report.questions)
+    ahead = SystemRun("hindsight-tools", "", aggregate(rows, (10,)))
+    behind = SystemRun(
+        "peer", "", aggregate([r.model_copy(update={"ranked": ()}) for r in rows], (10,))
+    )
+    (line,) = recall10_target([ahead, behind])
+    assert "R@10: met (1.000 against 0.000 for the best peer, peer)" in line
+    (line,) = recall10_target(
+        [
+            SystemRun("hindsight-tools", "", behind.report),
+            SystemRun("peer", "", ahead.report),
+        ]
+    )
+    assert "**not met**" in line
