@@ -6,9 +6,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from hindsight_tools.recall.final import fused_relevance, rank_final, rerank_head
+from hindsight_tools.recall.final import (
+    passthrough_relevance,
+    rank_final,
+    rerank_head,
+    spread_relevance,
+)
 from hindsight_tools.recall.fusion import FusedCandidate
-from hindsight_tools.recall.rerank import RerankOutcome
+from hindsight_tools.recall.rerank import RerankOutcome, passthrough_scores
 from hindsight_tools.recall.scoring import (
     Evidence,
     ScoringWeights,
@@ -162,27 +167,63 @@ def test_unscored_tail_keeps_its_fused_order_below_the_scored_head() -> None:
     assert ranked[0].cross_encoder == 0.9
 
 
-def test_without_a_cross_encoder_relevance_is_the_fused_score() -> None:
-    rrf = [0.032, 0.0164, 0.0162, 0.0159]  # two arms agree on m0; the rest one arm each
-    fused = [FusedCandidate(f"m{i}", r) for i, r in enumerate(rrf)]
+def test_without_a_cross_encoder_relevance_follows_the_best_direct_rank() -> None:
+    fused = [
+        # RRF's order: the graph and temporal arms' votes put m0 and m1 first
+        FusedCandidate("m0", 0.048, {"semantic": 3, "graph": 1, "temporal": 1}),
+        FusedCandidate("m1", 0.033, {"graph": 2, "temporal": 2}),
+        FusedCandidate("m2", 0.0164, {"bm25": 1}),
+        FusedCandidate("m3", 0.0161, {"semantic": 2}),
+        FusedCandidate("m4", 0.0160, {"bm25": 2}),
+    ]
+    dates = [ago(365), NOW, ago(365), ago(365), NOW]
     ranked = rank_final(
         fused,
-        RerankOutcome([1.0, 0.7, 0.4, 0.1], "passthrough"),
-        [Evidence(ago(365)), Evidence(ago(365)), Evidence(ago(365)), Evidence(NOW)],
+        RerankOutcome(passthrough_scores(5), "passthrough"),
+        [Evidence(d) for d in dates],
         now=NOW,
         window=None,
         weights=WEIGHTS,
     )
-    # the fresh m3 passes the near-tied m2, never the memory two arms agree on
-    assert [r.candidate.id for r in ranked] == ["m0", "m1", "m3", "m2"]
+    # BM25's #1 first; the two #2s tie and the fresher m4 wins; semantic's #3 next; the
+    # expansion-only m1, fresh as it is, last
+    assert [r.candidate.id for r in ranked] == ["m2", "m4", "m3", "m0", "m1"]
     assert ranked[0].final == pytest.approx(1.0 * 0.92)
     assert all(r.cross_encoder is None for r in ranked)
 
 
-def test_fused_relevance_spreads_by_value() -> None:
-    assert fused_relevance([]) == []
-    assert fused_relevance([0.02, 0.02]) == [1.0, 1.0]
-    assert fused_relevance([0.03, 0.02, 0.01]) == pytest.approx([1.0, 0.55, 0.1])
+def test_passthrough_relevance_is_one_over_the_direct_rank_spread() -> None:
+    fused = [
+        FusedCandidate("a", 0.03, {"semantic": 1, "bm25": 4}),
+        FusedCandidate("b", 0.02, {"bm25": 2}),
+        FusedCandidate("c", 0.01, {"graph": 1}),
+    ]
+    # 1/1, 1/2 and ~0 spread onto [0.1, 1]
+    assert passthrough_relevance(fused) == pytest.approx([1.0, 0.55, 0.1])
+
+
+def test_spread_relevance_is_min_max_onto_the_floor() -> None:
+    assert spread_relevance([]) == []
+    assert spread_relevance([0.02, 0.02]) == [1.0, 1.0]
+    assert spread_relevance([0.03, 0.02, 0.01]) == pytest.approx([1.0, 0.55, 0.1])
+
+
+def test_the_unscored_tail_follows_the_best_direct_rank() -> None:
+    fused = [
+        FusedCandidate("scored", 0.05, {"semantic": 1}),
+        FusedCandidate("graph-only", 0.04, {"graph": 1, "temporal": 1}),
+        FusedCandidate("sem-9", 0.02, {"semantic": 9}),
+        FusedCandidate("bm-3", 0.015, {"bm25": 3}),
+    ]
+    ranked = rank_final(
+        fused,
+        RerankOutcome([0.9], "onnx"),
+        [Evidence(NOW)] * 4,
+        now=NOW,
+        window=None,
+        weights=WEIGHTS,
+    )
+    assert [r.candidate.id for r in ranked] == ["scored", "bm-3", "sem-9", "graph-only"]
 
 
 def test_the_rerank_head_seats_each_direct_arms_best_first() -> None:

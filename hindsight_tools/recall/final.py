@@ -26,48 +26,61 @@ DIRECT_ARMS = ("semantic", "bm25")
 _UNRANKED = 1 << 30
 
 
+def direct_rank(candidate: FusedCandidate) -> int:
+    """The candidate's best rank in a direct arm (semantic or BM25); huge if only the graph
+    or temporal arm found it."""
+    ranks = [rank for arm, rank in candidate.source_ranks.items() if arm in DIRECT_ARMS]
+    return min(ranks, default=_UNRANKED)
+
+
 def rerank_head(
     fused: Sequence[FusedCandidate], depth: int
 ) -> tuple[list[FusedCandidate], list[FusedCandidate]]:
     """Splits the fused list into the ``depth`` candidates a cross-encoder scores and the
     rest (in fused order).
 
-    The head is taken by each candidate's best rank in a direct arm (semantic or BM25),
-    fused order breaking ties: both arms' #1, then both #2s, … — so a memory only one of
-    them finds, but finds first, still reaches the cross-encoder. Candidates only the
-    graph or temporal arm found come after, in fused order. On the LoCoMo dev slice of the
-    eval (298 questions, cross-encoder scores replayed offline) recall@10 at depth 24 was
-    0.593 with the top 24 by RRF, 0.637 by best rank in any of the four arms, and 0.657 by
-    best rank in a direct arm: the expansion arms' first ranks are less often the answer,
-    and spent a third of the head.
+    The head is taken by :func:`direct_rank`, fused order breaking ties: both arms' #1,
+    then both #2s, … — so a memory only one of them finds, but finds first, still reaches
+    the cross-encoder. Candidates only the graph or temporal arm found come after, in
+    fused order. On the LoCoMo dev slice of the eval (298 questions, cross-encoder scores
+    replayed offline) recall@10 at depth 24 was 0.593 with the top 24 by RRF, 0.637 by
+    best rank in any of the four arms, and 0.657 by best rank in a direct arm: the
+    expansion arms' first ranks are less often the answer, and spent a third of the head.
     """
     if depth >= len(fused):
         return list(fused), []
     position = {c.id: i for i, c in enumerate(fused)}
-
-    def best_direct_rank(c: FusedCandidate) -> tuple[int, int]:
-        ranks = [rank for arm, rank in c.source_ranks.items() if arm in DIRECT_ARMS]
-        return (min(ranks, default=_UNRANKED), position[c.id])
-
-    chosen = {c.id for c in sorted(fused, key=best_direct_rank)[:depth]}
+    chosen = {
+        c.id for c in sorted(fused, key=lambda c: (direct_rank(c), position[c.id]))[:depth]
+    }
     head = [c for c in fused if c.id in chosen]
     return head, [c for c in fused if c.id not in chosen]
 
 
-def fused_relevance(rrf: Sequence[float]) -> list[float]:
-    """Without a cross-encoder, relevance is the fused score itself, min-max onto [0.1, 1].
-
-    The passthrough scores of SPEC §7 spread evenly by rank: over 300 candidates one rank
-    is 0.3% apart, so the ±27% boosts re-sort the whole list by date (on the dev set
-    recall@10 fell from 0.50 to 0.32). Spread by RRF value, a memory two arms agree on
-    stays well above one only a single arm found, and boosts reorder only near-ties.
-    """
-    if not rrf:
+def spread_relevance(values: Sequence[float]) -> list[float]:
+    """``values`` min-max onto [0.1, 1], the range the boosts expect."""
+    if not values:
         return []
-    low, high = min(rrf), max(rrf)
+    low, high = min(values), max(values)
     if high - low <= 0:
-        return [1.0] * len(rrf)
-    return [RELEVANCE_FLOOR + (1.0 - RELEVANCE_FLOOR) * (r - low) / (high - low) for r in rrf]
+        return [1.0] * len(values)
+    return [RELEVANCE_FLOOR + (1.0 - RELEVANCE_FLOOR) * (v - low) / (high - low) for v in values]
+
+
+def passthrough_relevance(candidates: Sequence[FusedCandidate]) -> list[float]:
+    """Without a cross-encoder, relevance is ``1 / direct_rank``, spread onto [0.1, 1].
+
+    It orders the way :func:`rerank_head` picks a head, and for the same reason: RRF's
+    equal votes lift what the graph and temporal arms found above the direct arms' own
+    first hits. Both arms' #1 score 1.0, both #2s 0.55, and so on down a 1/rank curve,
+    so the ±27% boosts reorder only near-ties and the deep tail; candidates no direct arm
+    found sit at the floor, where the boosts (date, proof count) and then fused order
+    decide. SPEC §7's passthrough scores, spread evenly by rank, are 0.3% apart over 300
+    candidates and let the boosts re-sort everything by date. On the eval's dev slice
+    (298 questions) recall@10 was 0.324 with those, 0.430 with the fused score spread by
+    value, and 0.585 with this; on the full dev set 0.508 → 0.655 (README, quality).
+    """
+    return spread_relevance([1.0 / direct_rank(c) for c in candidates])
 
 
 @dataclass(frozen=True)
@@ -91,7 +104,7 @@ def rank_final(
     n = len(outcome.scores)
     passthrough = outcome.reranker == PassthroughReranker.name
     relevance = (
-        fused_relevance([c.rrf for c in head[:n]])
+        passthrough_relevance(head[:n])
         if passthrough
         else relevance_scale(outcome.scores)
     )
@@ -103,7 +116,7 @@ def rank_final(
         ),
         key=lambda r: -r.final,
     )
-    tail = sorted(head[n:], key=lambda c: -c.rrf)  # stable: fused order survives ties
+    tail = sorted(head[n:], key=direct_rank)  # stable: fused order breaks ties
     ceiling = scored[-1].final * _TAIL_GAP if scored else 1.0
     return scored + [
         RankedCandidate(c, ceiling * p, None)
