@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from itertools import islice
 from pathlib import Path
@@ -88,6 +90,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    _exit_on_sigterm()
     try:
         if args.command == "demo":
             from hindsight_tools.demo import run_demo
@@ -107,6 +110,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _exit_on_sigterm() -> None:
+    """Unwind on SIGTERM (``kill``, a service manager, an MCP client closing its server).
+
+    Python's default for SIGTERM dies on the spot, so the engine never leaves the embedded
+    server and PostgreSQL keeps running until some later process joins and leaves it. As
+    ``SystemExit`` the ``with`` blocks close and the last user stops the server. A handler
+    someone else installed is left alone.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
 
 
 def _retain(args: argparse.Namespace) -> None:

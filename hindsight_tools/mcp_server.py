@@ -8,6 +8,9 @@ can act on; an unknown tool is a protocol error.
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 from typing import Any
 
 import anyio
@@ -92,10 +95,27 @@ def _text(text: str, *, is_error: bool) -> types.CallToolResult:
 
 
 async def serve_stdio(bank_id: str) -> None:
-    """Serve ``bank_id`` over stdin/stdout until the client closes the connection."""
-    async with AsyncMemoryEngine() as engine, stdio_server() as (read, write):
-        server = build_server(engine, bank_id)
-        await server.run(read, write, server.create_initialization_options())
+    """Serve ``bank_id`` over stdin/stdout until the client closes the connection or the
+    process gets SIGTERM."""
+    async with AsyncMemoryEngine() as engine, anyio.create_task_group() as group:
+        group.start_soon(_close_and_exit_on_sigterm, engine)
+        async with stdio_server() as (read, write):
+            server = build_server(engine, bank_id)
+            await server.run(read, write, server.create_initialization_options())
+        group.cancel_scope.cancel()
+
+
+async def _close_and_exit_on_sigterm(engine: AsyncMemoryEngine) -> None:
+    # Unwinding on SIGTERM can't work here: the thread reading stdin is stuck in read()
+    # while the client holds the pipe, and leaving stdio_server waits for it. So the engine
+    # is closed first (the embedded server loses its user, and stops if it was the last)
+    # and the process leaves without that thread.
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for signum in signals:
+            await engine.close()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(128 + signum)
 
 
 def run(bank_id: str) -> None:

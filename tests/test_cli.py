@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
+
 from hindsight_tools import MemoryEngine, Settings
+from hindsight_tools.cli import _exit_on_sigterm
 from hindsight_tools.jsonl import item_from_record
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
@@ -133,3 +138,22 @@ def test_recall_explain_shows_every_arms_rank_and_the_rerank(
     # the hike is the keyword arm's and the temporal arm's #1
     assert "bm25#1" in explained and "temporal#1" in explained
     assert any(word.startswith("graph#") for word in explained)
+
+
+def test_sigterm_unwinds_the_command_instead_of_killing_it() -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _exit_on_sigterm()
+        with pytest.raises(SystemExit) as stopped:  # `with` blocks and finally clauses run
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler runs at the next bytecode; never reached
+        assert stopped.value.code == 128 + signal.SIGTERM
+
+        def mine(signum: int, frame: object) -> None: ...
+
+        signal.signal(signal.SIGTERM, mine)
+        _exit_on_sigterm()
+        assert signal.getsignal(signal.SIGTERM) is mine  # someone else's handler stays
+    finally:
+        signal.signal(signal.SIGTERM, before)

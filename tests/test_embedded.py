@@ -93,6 +93,53 @@ def test_a_killed_process_does_not_keep_the_server_alive(own_data_dir: Path) -> 
     assert _gone(server_pid)
 
 
+def test_a_terminated_command_leaves_the_server_and_the_last_user_stops_it(
+    own_data_dir: Path,
+) -> None:
+    holder = spawn(own_data_dir)  # starts (and tunes) the server
+    server_pid = postmaster_pid(own_data_dir)
+    assert server_pid is not None
+    env = {**os.environ, "HINDSIGHT_API_DATA_DIR": str(own_data_dir)}
+    # the MCP server runs until its client goes away: the command most often stopped by a
+    # signal rather than by its own exit
+    child = subprocess.Popen(
+        [sys.executable, "-m", "hindsight_tools.cli", "mcp", "--bank", "sigterm"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        text=True,
+    )
+    try:
+        assert child.stdin is not None and child.stdout is not None
+        # it answers only once its engine is open on the server
+        child.stdin.write(json.dumps(MCP_INITIALIZE) + "\n")
+        child.stdin.flush()
+        assert json.loads(child.stdout.readline())["id"] == 1
+        finish(holder)
+        assert postmaster_pid(own_data_dir) == server_pid  # the MCP server still uses it
+        child.send_signal(signal.SIGTERM)
+        child.wait(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.communicate()  # closes the pipes
+    assert child.returncode == 128 + signal.SIGTERM
+    assert _gone(server_pid)
+
+
+MCP_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+
+
 def test_a_new_server_runs_with_the_tuned_settings(own_data_dir: Path) -> None:
     child = spawn(own_data_dir, {"work_mem": "24MB"})
     try:
