@@ -1,0 +1,201 @@
+"""How deep should the cross-encoder go? Recall@k against rerank depth, by replay.
+
+Each dev-set question is asked once with the cross-encoder scoring the ``--max-depth``
+best candidates; the inputs of the final stage (fused head, scores, evidence for the
+boosts) are captured, and the final order is recomputed for every smaller depth with the
+engine's own ``rerank_head`` and ``rank_final``. A depth-``d`` recall scores the first
+``d`` candidates of the same head, so each row is what ``eval --rerank-depth d`` would
+print, for one pass of the model instead of one per depth. The run checks that the
+replay at ``--max-depth`` reproduces the engine's own order.
+
+Also printed: the *oracle* recall@10 at each depth, what a perfect reranker of those ``d``
+candidates could reach (evidence first), which bounds any model at that depth; and the
+cross-encoder's median cost per pair in this run.
+
+    .venv/bin/python benchmarks/depth_replay.py [--dataset DIR] [--limit N] [--out FILE]
+
+The banks come from an earlier ``hindsight-tools eval`` (``eval-`` + conversation), so run
+that first against the same ``HINDSIGHT_API_DATA_DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from tqdm import tqdm
+
+import hindsight_tools.recall.pipeline as pipeline
+from hindsight_tools import MemoryEngine, Settings
+from hindsight_tools.evaluation import EVAL_MAX_TOKENS, load_dataset, recall_at_k
+from hindsight_tools.recall.final import rank_final, rerank_head
+from hindsight_tools.recall.fusion import FusedCandidate
+from hindsight_tools.recall.rerank import RerankOutcome
+from hindsight_tools.recall.scoring import Evidence
+
+DATASET = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
+DEPTHS = (8, 12, 14, 16, 20, 24, 28, 32, 40, 48, 60)
+KS = (5, 10, 20, 50)
+ADVERSARIAL = 5
+
+
+@dataclass
+class Captured:
+    """One question's final-stage inputs at the maximum depth."""
+
+    evidence_ids: list[str]
+    head: list[FusedCandidate]
+    scores: dict[str, float]
+    evidence: dict[str, Evidence]
+    scoring: dict[str, Any]
+    dia: dict[str, str | None]
+    engine_order: list[str | None]
+    rerank_seconds: float
+    reranker: str
+
+
+def replay(q: Captured, depth: int) -> list[str | None]:
+    """The ranked ``dia_id``s had the cross-encoder scored ``depth`` candidates."""
+    scored, rest = rerank_head(q.head, depth)
+    candidates = scored + rest
+    outcome = RerankOutcome(scores=[q.scores[c.id] for c in scored], reranker=q.reranker)
+    ranked = rank_final(candidates, outcome, [q.evidence[c.id] for c in candidates], **q.scoring)
+    return [q.dia[r.candidate.id] for r in ranked]
+
+
+def oracle_at_10(q: Captured, depth: int) -> float:
+    """Recall@10 had a perfect reranker scored the same ``depth`` candidates: evidence first,
+    then the rest of them, then the unscored tail in the order the engine gives it."""
+    order = replay(q, depth)
+    n = len(rerank_head(q.head, depth)[0])  # rank_final puts every scored candidate first
+    wanted = set(q.evidence_ids)
+    best = [d for d in order[:n] if d in wanted] + [d for d in order[:n] if d not in wanted]
+    return recall_at_k(q.evidence_ids, best + order[n:], 10)
+
+
+def capture(engine: MemoryEngine, bank: str, question: Any) -> Captured:
+    seen: dict[str, Any] = {}
+
+    def head_spy(head: Sequence[FusedCandidate], depth: int) -> Any:
+        seen["head"] = list(head)
+        return rerank_head(head, depth)
+
+    def final_spy(
+        candidates: Sequence[FusedCandidate],
+        outcome: RerankOutcome,
+        evidence: Sequence[Evidence],
+        **scoring: Any,
+    ) -> Any:
+        seen.update(
+            candidates=list(candidates), outcome=outcome, evidence=list(evidence), scoring=scoring
+        )
+        return rank_final(candidates, outcome, evidence, **scoring)
+
+    with (
+        mock.patch.object(pipeline, "rerank_head", head_spy),
+        mock.patch.object(pipeline, "rank_final", final_spy),
+    ):
+        result = engine.recall(
+            bank,
+            question.question,
+            query_timestamp=question.query_time,
+            max_tokens=EVAL_MAX_TOKENS,
+            trace=True,
+        )
+    outcome: RerankOutcome = seen["outcome"]
+    candidates: list[FusedCandidate] = seen["candidates"]
+    ids = [c.id for c in seen["head"]]
+    # The dia_id of every head member, not only of the memories returned.
+    with engine._pool.connection() as conn:
+        dia = dict(
+            conn.execute(
+                "SELECT id::text, metadata->>'dia_id' FROM memory_units WHERE bank_id = %s "
+                "AND id::text = ANY(%s)",
+                (bank, ids),
+            ).fetchall()
+        )
+    assert result.trace is not None
+    return Captured(
+        evidence_ids=list(question.evidence),
+        head=seen["head"],
+        scores={c.id: s for c, s in zip(candidates, outcome.scores, strict=False)},
+        evidence={c.id: e for c, e in zip(candidates, seen["evidence"], strict=True)},
+        scoring=seen["scoring"],
+        dia={i: dia.get(i) for i in ids},
+        engine_order=[m.metadata.get("dia_id") for m in result.memories],
+        rerank_seconds=result.trace.stages.get("rerank", 0.0),
+        reranker=outcome.reranker,
+    )
+
+
+def table(questions: Sequence[Captured], depths: Sequence[int], per_pair_ms: float) -> str:
+    lines = [
+        "| depth | R@5 | R@10 | R@20 | R@50 | oracle R@10 | rerank ms (est.) |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for d in depths:
+        ranked = [replay(q, d) for q in questions]
+        cells = [
+            statistics.mean(
+                recall_at_k(q.evidence_ids, r, k) for q, r in zip(questions, ranked, strict=True)
+            )
+            for k in KS
+        ]
+        oracle = statistics.mean(oracle_at_10(q, d) for q in questions)
+        lines.append(
+            f"| {d} | "
+            + " | ".join(f"{v:.3f}" for v in cells)
+            + f" | {oracle:.3f} | {d * per_pair_ms:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dataset", type=Path, default=DATASET)
+    parser.add_argument("--limit", type=int, help="questions per conversation")
+    parser.add_argument("--max-depth", type=int, default=max(DEPTHS))
+    parser.add_argument("--out", type=Path, help="also write the Markdown table here")
+    args = parser.parse_args(argv)
+
+    dataset = load_dataset(args.dataset)
+    settings = Settings(
+        reranker_provider="onnx", reranker_depth_mid=args.max_depth, reranker_timeout=3600
+    )
+    asked = [
+        (b, q)
+        for b in dataset.banks
+        for q in b.questions[: args.limit]
+        if q.evidence and q.category != ADVERSARIAL
+    ]
+    with MemoryEngine(settings=settings) as engine:
+        captured = [
+            capture(engine, "eval-" + b.bank, q)
+            for b, q in tqdm(asked, unit="question", desc="recall at max depth")
+        ]
+    mismatched = sum(replay(q, args.max_depth)[:50] != q.engine_order[:50] for q in captured)
+    if mismatched:
+        raise SystemExit(f"replay differs from the engine on {mismatched} questions")
+    per_pair = statistics.median(q.rerank_seconds / len(q.scores) for q in captured if q.scores)
+    depths = [d for d in DEPTHS if d <= args.max_depth]
+    command = " ".join([".venv/bin/python benchmarks/depth_replay.py", *(argv or sys.argv[1:])])
+    report = (
+        f"`{command}`\n\n"
+        f"{len(captured)} non-adversarial questions; replay at depth {args.max_depth} "
+        f"matches the engine on all of them; cross-encoder {per_pair * 1000:.1f} ms per "
+        f"pair (median)\n\n" + table(captured, depths, per_pair * 1000)
+    )
+    print(report)
+    if args.out:
+        args.out.write_text(report + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

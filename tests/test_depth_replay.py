@@ -1,0 +1,65 @@
+"""The depth replay's own logic on a hand-made question: what a depth-d rerank returns, and
+the oracle bound."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from benchmarks.depth_replay import Captured, oracle_at_10, replay
+from hindsight_tools.evaluation import recall_at_k
+from hindsight_tools.recall.fusion import FusedCandidate
+from hindsight_tools.recall.scoring import Evidence, ScoringWeights
+
+NOW = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def _question() -> Captured:
+    # Fused order a, b, c, d; the cross-encoder likes d best, then c.
+    head = [
+        FusedCandidate("a", 0.04, {"semantic": 1, "bm25": 1}),
+        FusedCandidate("b", 0.03, {"semantic": 2}),
+        FusedCandidate("c", 0.02, {"bm25": 3}),
+        FusedCandidate("d", 0.01, {"semantic": 4}),
+    ]
+    return Captured(
+        evidence_ids=["D4", "D3"],
+        head=head,
+        scores={"a": 0.1, "b": 0.2, "c": 0.7, "d": 0.9},
+        evidence={c.id: Evidence(date=None) for c in head},
+        scoring={
+            "now": NOW,
+            "window": None,
+            "weights": ScoringWeights(recency_alpha=0, temporal_alpha=0, proof_alpha=0),
+        },
+        dia={"a": "D1", "b": "D2", "c": "D3", "d": "D4"},
+        engine_order=[],
+        rerank_seconds=0.0,
+        reranker="onnx",
+    )
+
+
+def test_a_deeper_replay_lets_the_cross_encoder_reach_the_answers() -> None:
+    q = _question()
+    assert replay(q, 4) == ["D4", "D3", "D2", "D1"]
+    # Depth 2 scores a and b only (b over a); c and d keep their direct-rank order below.
+    assert replay(q, 2) == ["D2", "D1", "D3", "D4"]
+    assert replay(q, 0) == ["D1", "D2", "D3", "D4"]
+
+
+def test_the_oracle_is_a_perfect_reranker_of_the_same_candidates() -> None:
+    # Twelve candidates; the evidence is the direct arms' 11th and 12th, and the
+    # cross-encoder wrongly scores it lowest.
+    head = [FusedCandidate(f"m{i}", 1 / (i + 1), {"semantic": i + 1}) for i in range(12)]
+    q = replace(
+        _question(),
+        evidence_ids=["D10", "D11"],
+        head=head,
+        scores={c.id: (0.0 if i >= 10 else 1 - i / 20) for i, c in enumerate(head)},
+        evidence={c.id: Evidence(date=None) for c in head},
+        dia={c.id: f"D{i}" for i, c in enumerate(head)},
+    )
+    assert recall_at_k(q.evidence_ids, replay(q, 12), 10) == 0.0
+    assert oracle_at_10(q, 10) == 0.0  # neither is scored, and the tail starts at 11
+    assert oracle_at_10(q, 11) == 0.5
+    assert oracle_at_10(q, 12) == 1.0
