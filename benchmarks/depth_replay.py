@@ -5,8 +5,9 @@ best candidates; the inputs of the final stage (fused head, scores, evidence for
 boosts) are captured, and the final order is recomputed for every smaller depth with the
 engine's own ``rerank_head`` and ``rank_final``. A depth-``d`` recall scores the first
 ``d`` candidates of the same head, so each row is what ``eval --rerank-depth d`` would
-print, for one pass of the model instead of one per depth. The run checks that the
-replay at ``--max-depth`` reproduces the engine's own order.
+print, for one pass of the model instead of one per depth — up to the int8 model's
+per-batch quantisation, which moves a score slightly with the pairs batched with it. The
+run checks that the replay at ``--max-depth`` reproduces the engine's own order.
 
 Also printed: the *oracle* recall@10 at each depth, what a perfect reranker of those ``d``
 candidates could reach (evidence first), which bounds any model at that depth; and the

@@ -1,10 +1,11 @@
 """Cross-encoder cost on this machine: ms per (query, memory) pair for the ONNX reranker.
 
 Compares, in one run on the same pairs, the model fed as its tokenizer ships (every pair
-padded to 512 tokens) with our per-group dynamic padding, and one against two onnxruntime
-threads. The pairs are real LoCoMo memories with the date prefix a recall adds.
+padded to 512 tokens) with our per-group dynamic padding, one against two onnxruntime
+threads, and groups of 4, 8 and 16 similar-length pairs when a call brings ``--depth`` pairs,
+as a recall does. The pairs are real LoCoMo memories with the date prefix a recall adds.
 
-    .venv/bin/python benchmarks/rerank_bench.py [--pairs 64] [--dataset DIR]
+    .venv/bin/python benchmarks/rerank_bench.py [--pairs 64] [--depth 24] [--dataset DIR]
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from hindsight_tools.rerankers.onnx import OnnxCrossEncoder
 
 DATASET = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
 QUERY = "What did Caroline research?"
+GROUPS = (4, 8, 16)
 
 
 def documents(dataset: Path, count: int) -> list[str]:
@@ -64,6 +66,7 @@ def timed(reranker: OnnxCrossEncoder, docs: list[str], repeats: int = 3) -> floa
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=64)
+    parser.add_argument("--depth", type=int, default=24, help="pairs per call for the group rows")
     parser.add_argument("--dataset", type=Path, default=DATASET)
     args = parser.parse_args()
     docs = documents(args.dataset, args.pairs)
@@ -76,6 +79,20 @@ def main() -> None:
         ("dynamic padding per length group, all cores", timed(both, docs)),
         ("dynamic padding per length group, one thread", timed(one, docs)),
     ]
+    # A recall scores its head in one call of ``--depth`` pairs; how large a group of
+    # similar-length pairs onnxruntime should get at a time is measured that way.
+    for group in GROUPS:
+        grouped = OnnxCrossEncoder(threads=0, length_group=group)
+        grouped.score(QUERY, docs[:4])
+        rows.append(
+            (
+                f"groups of {group}, {args.depth} pairs a call, all cores",
+                sum(
+                    timed(grouped, docs[i : i + args.depth])
+                    for i in range(0, len(docs), args.depth)
+                ),
+            )
+        )
     print(
         f"{len(docs)} pairs, {np.mean(tokens):.0f} tokens on average (max {max(tokens)}); "
         f"load average {os.getloadavg()[0]:.2f}"

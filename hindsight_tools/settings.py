@@ -115,8 +115,8 @@ class Settings(BaseSettings):
         default=300, ge=1, description="Fused candidates kept for reranking and scoring."
     )
     reranker_depth_low: int = Field(default=12, ge=0)
-    # Replayed on the whole dev set (benchmarks/depth_replay.py), recall@10 was 0.696 /
-    # 0.717 / 0.727 / 0.735 at depth 16 / 20 / 24 / 32, each pair costing ~15 ms on 2 cores:
+    # Replayed on the whole dev set (benchmarks/depth_replay.py), recall@10 was 0.695 /
+    # 0.715 / 0.725 / 0.738 at depth 16 / 20 / 24 / 32, each pair costing ~13 ms on 2 cores:
     # 24 is the shallowest depth at which mid matches the best measured peer (0.725).
     reranker_depth_mid: int = Field(default=24, ge=0)
     reranker_depth_high: int = Field(default=48, ge=0)

@@ -191,6 +191,28 @@ def test_onnx_pads_each_group_to_its_own_longest_pair() -> None:
     assert feed["attention_mask"].tolist() == [[1] * 7 + [0], [1] * 8]
 
 
+def test_onnx_scores_come_back_to_their_documents_whatever_the_grouping() -> None:
+    # Pairs are sorted by length and run in groups; each score must return to its own
+    # document. The int8 model quantises activations per batch, so a score moves a little
+    # with its group (up to ~0.7 here): the documents are chosen at least 0.84 apart.
+    docs = [
+        "Caroline researched adoption agencies.",
+        "Adoption agencies were researched by someone.",
+        "Caroline talked about her research into adoption agencies and counselling last "
+        "week with Melanie at the cafe.",
+        "Caroline likes books.",
+        "Research.",
+        "Caroline went to an LGBTQ support group on 7 May 2023 and found it powerful.",
+        "ok",
+    ]
+    query = "What did Caroline research?"
+    alone = [OnnxCrossEncoder(length_group=1).score(query, [d])[0] for d in docs]
+    assert min(abs(a - b) for i, a in enumerate(alone) for b in alone[i + 1 :]) > 0.8
+    for group in (2, 4, 16):
+        grouped = OnnxCrossEncoder(length_group=group).score(query, docs)
+        assert grouped == pytest.approx(alone, abs=0.75)
+
+
 def test_local_cross_encoder_loads_a_model_folder(tmp_path: Path) -> None:
     # No ms-marco weights can be had here: build a real (untrained-head) cross-encoder
     # from the packaged MiniLM, save it, and load it through the provider's own code.
