@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 import hindsight_tools.recall.pipeline as pipeline
 from hindsight_tools import MemoryEngine, Settings
-from hindsight_tools.evaluation import EVAL_MAX_TOKENS, load_dataset, recall_at_k
+from hindsight_tools.evaluation import ADVERSARIAL, EVAL_MAX_TOKENS, load_dataset, recall_at_k
 from hindsight_tools.recall.final import rank_final, rerank_head
 from hindsight_tools.recall.fusion import FusedCandidate
 from hindsight_tools.recall.rerank import RerankOutcome
@@ -43,7 +43,6 @@ from hindsight_tools.recall.scoring import Evidence
 DATASET = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
 DEPTHS = (8, 12, 14, 16, 20, 24, 28, 32, 40, 48, 60)
 KS = (5, 10, 20, 50)
-ADVERSARIAL = 5
 
 
 @dataclass
@@ -70,11 +69,13 @@ def replay(q: Captured, depth: int) -> list[str | None]:
     return [q.dia[r.candidate.id] for r in ranked]
 
 
-def oracle_at_10(q: Captured, depth: int) -> float:
+def oracle_at_10(q: Captured, depth: int, order: list[str | None] | None = None) -> float:
     """Recall@10 had a perfect reranker scored the same ``depth`` candidates: evidence first,
-    then the rest of them, then the unscored tail in the order the engine gives it."""
-    order = replay(q, depth)
-    n = len(rerank_head(q.head, depth)[0])  # rank_final puts every scored candidate first
+    then the rest of them, then the unscored tail in the order the engine gives it.
+    ``order`` is ``replay(q, depth)`` when the caller already has it."""
+    if order is None:
+        order = replay(q, depth)
+    n = min(depth, len(q.head))  # rank_final puts every scored candidate first
     wanted = set(q.evidence_ids)
     best = [d for d in order[:n] if d in wanted] + [d for d in order[:n] if d not in wanted]
     return recall_at_k(q.evidence_ids, best + order[n:], 10)
@@ -148,7 +149,9 @@ def table(questions: Sequence[Captured], depths: Sequence[int], per_pair_ms: flo
             )
             for k in KS
         ]
-        oracle = statistics.mean(oracle_at_10(q, d) for q in questions)
+        oracle = statistics.mean(
+            oracle_at_10(q, d, r) for q, r in zip(questions, ranked, strict=True)
+        )
         lines.append(
             f"| {d} | "
             + " | ".join(f"{v:.3f}" for v in cells)

