@@ -8,13 +8,14 @@ import os
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from hindsight_tools.errors import EmbedderError
-from hindsight_tools.settings import DEFAULT_EMBEDDINGS_MODEL
+from hindsight_tools.query_encoder import OnnxQueryEncoder, load_query_encoder
+from hindsight_tools.settings import DEFAULT_EMBEDDINGS_MODEL, default_onnx_cache_dir
 
 Vectors = npt.NDArray[np.float32]
 
@@ -53,12 +54,25 @@ def resolve_model_path(name: str) -> str:
 
 
 class SentenceTransformerEmbedder:
-    """A sentence-transformers model on the CPU, loaded offline, batched."""
+    """A sentence-transformers model on the CPU, loaded offline, batched.
 
-    def __init__(self, model: str = DEFAULT_EMBEDDINGS_MODEL, *, batch_size: int = 32) -> None:
+    With ``query_runtime="onnx"`` small calls (a recall's query) run the same weights on
+    onnxruntime (:mod:`hindsight_tools.query_encoder`); batches stay on torch, which is as
+    fast there and needs no export.
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_EMBEDDINGS_MODEL,
+        *,
+        batch_size: int = 32,
+        query_runtime: Literal["onnx", "torch"] = "onnx",
+        onnx_cache_dir: Path | None = None,
+    ) -> None:
         self._name = model
         self._batch_size = batch_size
-        self._model = _load_model(resolve_model_path(model))
+        path = resolve_model_path(model)
+        self._model = _load_model(path)
         # renamed in sentence-transformers 6; both spellings exist across supported versions
         get_dimension = (
             getattr(self._model, "get_embedding_dimension", None)
@@ -70,6 +84,15 @@ class SentenceTransformerEmbedder:
         self._dimension = int(dimension)
         # torch modules are not safe to call from several threads at once.
         self._lock = threading.Lock()
+        self._query_encoder: OnnxQueryEncoder | None = None
+        if query_runtime == "onnx":
+            cache = onnx_cache_dir or default_onnx_cache_dir()
+            self._query_encoder = load_query_encoder(self._model, Path(path), cache)
+
+    @property
+    def query_runtime(self) -> str:
+        """``onnx`` when small calls run on onnxruntime, else ``torch``."""
+        return "torch" if self._query_encoder is None else "onnx"
 
     @property
     def name(self) -> str:
@@ -83,6 +106,8 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)
         try:
+            if self._query_encoder is not None and len(texts) <= SMALL_INPUT:
+                return self._query_encoder.encode(texts)
             with self._lock, _torch_threads(1 if len(texts) <= SMALL_INPUT else None):
                 vectors = self._model.encode(
                     list(texts),
@@ -157,5 +182,12 @@ def _load_model(path: str) -> Any:
 
 
 @functools.cache
-def default_embedder(model: str, batch_size: int) -> SentenceTransformerEmbedder:
-    return SentenceTransformerEmbedder(model, batch_size=batch_size)
+def default_embedder(
+    model: str,
+    batch_size: int,
+    query_runtime: Literal["onnx", "torch"] = "onnx",
+    onnx_cache_dir: Path | None = None,
+) -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder(
+        model, batch_size=batch_size, query_runtime=query_runtime, onnx_cache_dir=onnx_cache_dir
+    )

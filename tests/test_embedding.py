@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 import torch
 
-from hindsight_tools.embedding import SMALL_INPUT, default_embedder
+from hindsight_tools.embedding import SMALL_INPUT, default_embedder, resolve_model_path
+from hindsight_tools.query_encoder import load_query_encoder
 from hindsight_tools.settings import DEFAULT_EMBEDDINGS_MODEL
 
 
@@ -22,7 +26,8 @@ def test_vectors_are_unit_length_and_similar_texts_are_close() -> None:
 
 
 def test_a_query_runs_on_one_thread_and_a_batch_on_all(monkeypatch: pytest.MonkeyPatch) -> None:
-    embedder = default_embedder(DEFAULT_EMBEDDINGS_MODEL, 32)
+    embedder = default_embedder(DEFAULT_EMBEDDINGS_MODEL, 32, "torch")
+    assert embedder.query_runtime == "torch"
     model = embedder._model
     seen: list[int] = []
     original = model.encode
@@ -41,3 +46,87 @@ def test_a_query_runs_on_one_thread_and_a_batch_on_all(monkeypatch: pytest.Monke
         assert torch.get_num_threads() == 2  # restored after the query
     finally:
         torch.set_num_threads(before)
+
+
+QUERIES = [
+    "When did Caroline go to the LGBTQ support group?",
+    "What does Melanie paint?",
+    "hi",
+    "Which books has Caroline recommended to Melanie over the summer, and why did she like them?",
+]
+
+
+def test_queries_on_onnx_get_the_vectors_torch_gives_them() -> None:
+    fast = default_embedder(DEFAULT_EMBEDDINGS_MODEL, 32)
+    assert fast.query_runtime == "onnx"
+    # A batch larger than SMALL_INPUT takes the torch path of the same model.
+    batch = fast.embed(QUERIES + [f"padding text {i}" for i in range(SMALL_INPUT)])
+    for i, query in enumerate(QUERIES):
+        vector = fast.embed([query])[0]
+        assert np.abs(vector - batch[i]).max() < 1e-5
+        assert float(np.linalg.norm(vector)) == pytest.approx(1.0, abs=1e-6)
+    pair = fast.embed(QUERIES[:2])  # several short texts padded together
+    assert np.abs(pair - batch[:2]).max() < 1e-5
+
+
+def test_concurrent_queries_on_onnx_each_get_their_own_vector() -> None:
+    embedder = default_embedder(DEFAULT_EMBEDDINGS_MODEL, 32)
+    expected = {q: embedder.embed([q])[0] for q in QUERIES}
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        got = list(pool.map(lambda q: (q, embedder.embed([q])[0]), QUERIES * 10))
+    for query, vector in got:
+        assert np.abs(vector - expected[query]).max() < 1e-6
+
+
+def _model() -> tuple[Any, Path]:
+    embedder = default_embedder(DEFAULT_EMBEDDINGS_MODEL, 32, "torch")
+    return embedder._model, Path(resolve_model_path(DEFAULT_EMBEDDINGS_MODEL))
+
+
+def test_the_export_is_written_once_and_reused(tmp_path: Path) -> None:
+    model, folder = _model()
+    first = load_query_encoder(model, folder, tmp_path)
+    assert first is not None
+    (exported,) = list(tmp_path.iterdir())  # one model file, no temporary left behind
+    assert exported.suffix == ".onnx"
+    written = exported.stat().st_mtime_ns
+    second = load_query_encoder(model, folder, tmp_path)
+    assert second is not None
+    assert list(tmp_path.iterdir()) == [exported]
+    assert exported.stat().st_mtime_ns == written
+    assert np.abs(second.encode(QUERIES) - first.encode(QUERIES)).max() == 0.0
+
+
+def test_a_broken_cached_export_is_replaced(tmp_path: Path) -> None:
+    model, folder = _model()
+    assert load_query_encoder(model, folder, tmp_path) is not None
+    (exported,) = list(tmp_path.iterdir())
+    exported.write_bytes(b"not an onnx model")
+    encoder = load_query_encoder(model, folder, tmp_path)
+    assert encoder is not None
+    assert list(tmp_path.iterdir()) == [exported] and exported.stat().st_size > 1_000_000
+    reference = model.encode(QUERIES, normalize_embeddings=True, convert_to_numpy=True)
+    assert np.abs(encoder.encode(QUERIES) - reference).max() < 1e-5
+
+
+def test_without_a_usable_export_queries_stay_on_torch(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    model, folder = _model()
+    blocked = tmp_path / "cache"
+    blocked.write_text("a file where the cache folder should be")
+    with caplog.at_level(logging.WARNING, logger="hindsight_tools.query_encoder"):
+        assert load_query_encoder(model, folder, blocked) is None
+    assert "queries embed on torch" in caplog.text and str(folder) in caplog.text
+    # Not a local folder (a hub name): nothing to export, nothing written.
+    elsewhere = tmp_path / "other"
+    assert load_query_encoder(model, Path("no/such/model"), elsewhere) is None
+    assert not elsewhere.exists()
+
+
+def test_torch_runtime_exports_nothing(tmp_path: Path) -> None:
+    from hindsight_tools.embedding import SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder(query_runtime="torch", onnx_cache_dir=tmp_path)
+    assert embedder.query_runtime == "torch"
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,171 @@
+"""The sentence-transformers model's transformer on onnxruntime, for queries.
+
+A recall embeds one short question. In torch that costs ~15 ms on one core here, almost all
+of it per-operator overhead rather than arithmetic; the same weights exported to ONNX run
+in ~6 ms (``benchmarks/recall_bench.py`` reports the embed stage). Only the transformer
+runs on onnxruntime: its token embeddings go back through the model's own pooling and
+normalisation modules, so whatever pooling a model declares is applied by
+sentence-transformers itself.
+
+The library route, sentence-transformers' ``backend="onnx"``, needs ``optimum-onnx``, which
+requires ``transformers<4.58``; this package runs on transformers 5. So the export is
+``torch.onnx.export`` (TorchScript exporter), cached on disk per model and torch version.
+An export that fails, or that does not reproduce the torch vectors, leaves queries on torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import threading
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+log = logging.getLogger(__name__)
+
+# Vectors of both paths must agree to this (max absolute difference of unit vectors);
+# measured differences are ~1e-7, float32 rounding in a different operator order.
+AGREEMENT = 1e-4
+PROBES = ("When did Caroline go to the support group?", "a", "Melanie painted a sunrise " * 20)
+_OPSET = 17
+
+
+def _model_key(model_dir: Path) -> str:
+    """Changes whenever the model's files or the exporter (torch) change."""
+    import torch
+
+    digest = hashlib.sha256(f"{torch.__version__}|{_OPSET}|{model_dir.resolve()}".encode())
+    for path in sorted(model_dir.rglob("*")):
+        if path.is_file():
+            stat = path.stat()
+            digest.update(
+                f"{path.relative_to(model_dir)}|{stat.st_size}|{stat.st_mtime_ns}".encode()
+            )
+    return digest.hexdigest()[:24]
+
+
+def _token_embeddings(transformer: Any, names: Sequence[str]) -> Any:
+    """The Hugging Face model as a module of plain tensors in, one tensor out, for export."""
+    import torch
+
+    class TokenEmbeddings(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = transformer
+
+        def forward(self, *tensors: Any) -> Any:
+            return self.model(**dict(zip(names, tensors, strict=True))).last_hidden_state
+
+    return TokenEmbeddings().eval()
+
+
+def export_transformer(model: Any, target: Path) -> None:
+    """Writes the model's transformer as ONNX to ``target`` (atomically: concurrent
+    processes may export the same model)."""
+    import torch
+
+    features = model.preprocess(list(PROBES[:2]))
+    names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in features]
+    axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "token_embeddings"]}
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".onnx.tmp")
+    os.close(handle)
+    try:
+        # The tracer warns about Python branches on shapes; the agreement check in
+        # load_query_encoder, on batches of mixed lengths, is what proves the export.
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                _token_embeddings(model[0].auto_model, names),
+                tuple(features[n] for n in names),
+                temporary,
+                input_names=names,
+                output_names=["token_embeddings"],
+                dynamic_axes=axes,
+                opset_version=_OPSET,
+                dynamo=False,
+            )
+        os.replace(temporary, target)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+
+
+class OnnxQueryEncoder:
+    """``encode(texts)`` as ``model.encode(texts, normalize_embeddings=True)`` would give
+    it, with the transformer on onnxruntime (one thread: a query is too small to split)."""
+
+    def __init__(self, model: Any, onnx_file: Path) -> None:
+        import onnxruntime as ort
+
+        # Hugging Face fast tokenizers raise "Already borrowed" when two threads tokenize
+        # with padding at once; onnxruntime's run is thread-safe and needs no lock.
+        self._tokenizing = threading.Lock()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._session = ort.InferenceSession(
+            str(onnx_file), options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = [i.name for i in self._session.get_inputs()]
+        self._model = model
+
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        import torch
+
+        with self._tokenizing:
+            features = self._model.preprocess(list(texts))
+        feed = {n: features[n].numpy().astype(np.int64) for n in self._inputs}
+        (tokens,) = self._session.run(None, feed)
+        pooled: dict[str, Any] = {
+            "token_embeddings": torch.from_numpy(tokens),
+            "attention_mask": features["attention_mask"],
+        }
+        with torch.inference_mode():
+            for module in list(self._model)[1:]:
+                pooled = module(pooled)
+            vectors = torch.nn.functional.normalize(pooled["sentence_embedding"], dim=1)
+        return np.asarray(vectors.numpy(), dtype=np.float32)
+
+
+def load_query_encoder(model: Any, model_dir: Path, cache_dir: Path) -> OnnxQueryEncoder | None:
+    """The ONNX encoder for ``model`` (exported once into ``cache_dir``), or None when it
+    cannot be built or disagrees with torch; the reason is logged. A cached export that
+    fails is replaced by a fresh one before giving up."""
+    if not model_dir.is_dir():
+        log.info("queries embed on torch: %s is not a local model folder", model_dir)
+        return None
+    target = cache_dir / f"{model_dir.name}-{_model_key(model_dir)}.onnx"
+    problem = ""
+    for fresh in (False, True):
+        try:
+            if fresh or not target.is_file():
+                export_transformer(model, target)
+            encoder = OnnxQueryEncoder(model, target)
+            difference = float(np.abs(encoder.encode(PROBES) - _torch_vectors(model)).max())
+        except Exception as exc:  # export and runtime failures have no common base
+            problem = f"failed ({exc})"
+        else:
+            if difference <= AGREEMENT:
+                return encoder
+            problem = f"differs from torch by {difference:.2g}"
+        if fresh:
+            break
+    log.warning("queries embed on torch: the ONNX export of %s %s", model_dir, problem)
+    return None
+
+
+def _torch_vectors(model: Any) -> npt.NDArray[np.float32]:
+    return np.asarray(
+        model.encode(
+            list(PROBES), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        ),
+        dtype=np.float32,
+    )
