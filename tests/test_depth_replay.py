@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from benchmarks.depth_replay import Captured, oracle_at_10, replay
+from benchmarks.depth_replay import Captured, adaptive_depth, oracle_at_10, replay
 from hindsight_tools.evaluation import recall_at_k
 from hindsight_tools.recall.fusion import FusedCandidate
 from hindsight_tools.recall.scoring import Evidence, ScoringWeights
@@ -63,3 +63,12 @@ def test_the_oracle_is_a_perfect_reranker_of_the_same_candidates() -> None:
     assert oracle_at_10(q, 10) == 0.0  # neither is scored, and the tail starts at 11
     assert oracle_at_10(q, 11) == 0.5
     assert oracle_at_10(q, 12) == 1.0
+
+
+def test_adaptive_depth_goes_on_only_while_nothing_scored_is_confident() -> None:
+    q = _question()
+    # The first two by direct rank are a (0.1) and b (0.2): nothing confident, go on.
+    assert adaptive_depth(q, 2, 4, 0.5) == 4
+    # With three, c (0.7) is among them: stop there.
+    assert adaptive_depth(q, 3, 4, 0.5) == 3
+    assert adaptive_depth(q, 3, 4, 0.8) == 4
