@@ -24,6 +24,7 @@ MIGRATIONS = (
     (2, "0002_bm25.sql"),
     (3, "0003_bm25_postings.sql"),
     (4, "0004_semantic_partial_indexes.sql"),
+    (5, "0005_event_range_index.sql"),
 )
 # Arbitrary constant: serialises concurrent migrations from several processes.
 _MIGRATION_LOCK = 7_171_130_424

@@ -6,13 +6,16 @@ import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import psycopg
 import pytest
+from psycopg import sql
 
 from hindsight_tools import MemoryEngine
+from hindsight_tools.models import FactType
 from hindsight_tools.recall.graph import GraphQuery, graph_plan
 from hindsight_tools.recall.temporal_arm import TemporalQuery, temporal_plan
 
-ALL_TYPES = ("world", "experience", "observation")
+ALL_TYPES: tuple[FactType, ...] = ("world", "experience", "observation")
 
 
 def graph(engine: MemoryEngine, bank: str, query: str, **overrides: Any) -> dict[str, float]:
@@ -224,6 +227,57 @@ def test_open_windows(engine: MemoryEngine, diary: str) -> None:
     assert set(since_july) == {"august"}
     before_june = temporal(engine, diary, "trip", None, datetime(2023, 5, 31, tzinfo=UTC))
     assert set(before_june) == {"may-trip"}
+
+
+def test_window_bounds_are_inclusive(engine: MemoryEngine, diary: str) -> None:
+    # june-hike is the instant 2023-06-10 00:00 UTC; may-trip ends 2023-06-02 00:00 UTC.
+    ending_at_the_hike = temporal(
+        engine, diary, "hiking", datetime(2023, 6, 5, tzinfo=UTC), datetime(2023, 6, 10, tzinfo=UTC)
+    )
+    assert "june-hike" in ending_at_the_hike
+    # june-swim (05:00 that day) is outside: it arrives only by spreading from june-hike.
+    assert ending_at_the_hike["june-swim"] == pytest.approx(0.7 * ending_at_the_hike["june-hike"])
+    starting_as_the_trip_ends = temporal(
+        engine, diary, "trip", datetime(2023, 6, 2, tzinfo=UTC), datetime(2023, 6, 3, tzinfo=UTC)
+    )
+    assert set(starting_as_the_trip_ends) == {"may-trip"}
+
+
+def test_the_window_query_can_use_the_range_index(engine: MemoryEngine, diary: str) -> None:
+    plan = temporal_plan(
+        TemporalQuery(
+            bank_id=diary,
+            query_vector=engine._core.embedder.embed(["hiking"])[0],
+            start=datetime(2023, 6, 1, tzinfo=UTC),
+            end=datetime(2023, 6, 30, tzinfo=UTC),
+            types=ALL_TYPES,
+            tags=None,
+            tags_match="any",
+            limit=100,
+            min_similarity=0.1,
+        )
+    )
+    direct = next(plan)
+    plan.close()
+    query = direct.query if isinstance(direct.query, sql.Composable) else sql.SQL(direct.query)
+    with engine._pool.connection() as conn, conn.transaction():
+        # A six-row bank is cheapest to read through the bank's btrees: take them away (the
+        # transaction is rolled back) and forbid a sequential scan, so the plan uses the
+        # range index only if the statement's condition matches the index expression.
+        conn.execute("ALTER TABLE memory_units DROP CONSTRAINT memory_units_pkey CASCADE")
+        for name in (
+            "memory_units_bank_type_time",
+            "memory_units_bank_time",
+            "memory_units_document",
+        ):
+            conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
+        conn.execute("SET LOCAL enable_seqscan = off")
+        lines = conn.execute(sql.SQL("EXPLAIN ") + query, direct.params).fetchall()
+        plan_text = "\n".join(str(line[0]) for line in lines)
+        raise psycopg.Rollback()
+    assert "Bitmap Index Scan on memory_units_event_range" in plan_text
+    # searched by the window, not merely read whole for its IS NOT NULL predicate
+    assert "Index Cond: (tstzrange(event_time" in plan_text and "&&" in plan_text
 
 
 def test_recall_runs_all_four_arms_and_traces_them(engine: MemoryEngine, diary: str) -> None:

@@ -41,12 +41,17 @@ class TemporalQuery:
     min_similarity: float
 
 
+# The range expression and the IS NOT NULL are those of the GiST index of migration 0005,
+# written out so the planner can use it. greatest() skips a NULL occurred_end, so a
+# memory without one is the instant event_time; with one, its range overlaps the window
+# exactly when it starts before the window ends and ends after the window starts. A
+# window open on one side (None) is unbounded there.
 _DIRECT = """
 SELECT m.id, 1 - (m.embedding <=> %(query_vector)s) AS similarity
 FROM memory_units m
-WHERE m.bank_id = %(bank)s
-  AND m.event_time <= coalesce(%(end)s::timestamptz, 'infinity')
-  AND coalesce(m.occurred_end, m.event_time) >= coalesce(%(start)s::timestamptz, '-infinity')
+WHERE m.bank_id = %(bank)s AND m.event_time IS NOT NULL
+  AND tstzrange(m.event_time, greatest(m.event_time, m.occurred_end), '[]')
+      && tstzrange(%(start)s::timestamptz, %(end)s::timestamptz, '[]')
   AND m.fact_type = ANY(%(types)s) AND {tags}
   AND 1 - (m.embedding <=> %(query_vector)s) >= %(min_similarity)s
 ORDER BY similarity DESC, m.id
