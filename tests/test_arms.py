@@ -333,6 +333,86 @@ def test_temporal_spread_keeps_the_same_top_when_each_hop_is_capped(
         assert sorted(capped.items(), key=lambda pair: (-pair[1], pair[0])) == ranked[:limit]
 
 
+def _counting(plan: Any, seen: list[Any]) -> Any:
+    """``plan``, noting each statement it yields in ``seen``."""
+    rows = None
+    while True:
+        try:
+            statement = plan.send(rows) if rows is not None else next(plan)
+        except StopIteration as done:
+            return done.value
+        seen.append(statement)
+        rows = yield statement
+
+
+def test_temporal_spread_stops_below_a_full_window_and_keeps_the_same_top(
+    engine: MemoryEngine, bank: str
+) -> None:
+    # June holds hikes (close to the query) and errands (further); after the last hike come
+    # notes every 12 hours, each linked in time (24 h) to the two before it: a chain the
+    # spread walks one hop per day.
+    june = (datetime(2023, 6, 1, tzinfo=UTC), datetime(2023, 6, 30, 23, 59, 59, tzinfo=UTC))
+    last_hike = datetime(2023, 6, 30, 20, tzinfo=UTC)
+    items = [
+        {
+            "id": f"hike-{d:02d}",
+            "text": f"Went hiking in the Alps, stage {d}",
+            "occurred_start": datetime(2023, 6, d, 9, tzinfo=UTC).isoformat(),
+        }
+        for d in (2, 6, 10, 14, 18, 22, 26)
+    ]
+    items.append(
+        {
+            "id": "hike-30",
+            "text": "Went hiking in the Alps",
+            "occurred_start": last_hike.isoformat(),
+        }
+    )
+    items += [
+        {
+            "id": f"errand-{d:02d}",
+            "text": f"Bought walking socks and a map, errand {d}",
+            "occurred_start": datetime(2023, 6, d, 12, tzinfo=UTC).isoformat(),
+        }
+        for d in (4, 8, 12, 16, 20, 24)
+    ]
+    items += [
+        {
+            "id": f"after-{h:02d}",
+            "text": f"Note {h} about the trip",
+            "occurred_start": (last_hike + timedelta(hours=12 * (h + 1))).isoformat(),
+        }
+        for h in range(10)
+    ]
+    engine.retain(bank, items)
+    vector = engine._core.embedder.embed(["hiking in the Alps"])[0]
+
+    def run(limit: int) -> tuple[list[tuple[str, float]], int]:
+        query = TemporalQuery(
+            bank_id=bank,
+            query_vector=vector,
+            start=june[0],
+            end=june[1],
+            types=ALL_TYPES,
+            tags=None,
+            tags_match="any",
+            limit=limit,
+            min_similarity=0.1,
+        )
+        seen: list[Any] = []
+        scores = dict(engine._run(_counting(temporal_plan(query), seen)))
+        hops = sum(1 for statement in seen if "frontier" in str(statement.query))
+        return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0])), hops
+
+    # 1000 is more than the window holds: nothing to cut, the spread runs to its 0.2 stop.
+    ranked, all_hops = run(1000)
+    assert any(k.startswith("after-") for k, _ in ranked[:14])  # the spread matters here
+    for limit in range(10, 15):
+        top, hops = run(limit)
+        assert top == ranked[:limit]
+        assert hops < all_hops  # the window filled the arm, so the walk stopped early
+
+
 def test_graph_top_is_the_same_with_and_without_the_score_cutoff(
     engine: MemoryEngine, bank: str
 ) -> None:
