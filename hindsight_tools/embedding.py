@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -16,6 +17,8 @@ import numpy.typing as npt
 from hindsight_tools.errors import EmbedderError
 from hindsight_tools.query_encoder import OnnxQueryEncoder, load_query_encoder
 from hindsight_tools.settings import DEFAULT_EMBEDDINGS_MODEL, default_onnx_cache_dir
+
+log = logging.getLogger(__name__)
 
 Vectors = npt.NDArray[np.float32]
 
@@ -57,8 +60,9 @@ class SentenceTransformerEmbedder:
     """A sentence-transformers model on the CPU, loaded offline, batched.
 
     With ``query_runtime="onnx"`` small calls (a recall's query) run the same weights on
-    onnxruntime (:mod:`hindsight_tools.query_encoder`); batches stay on torch, which is as
-    fast there and needs no export.
+    onnxruntime (:mod:`hindsight_tools.query_encoder`); larger batches (retain) stay on
+    torch, which is as fast there. If onnxruntime ever fails, the call and every later one
+    go to torch.
     """
 
     def __init__(
@@ -82,12 +86,13 @@ class SentenceTransformerEmbedder:
         if not dimension:
             raise EmbedderError(f"model {model!r} does not report an embedding dimension")
         self._dimension = int(dimension)
-        # torch modules are not safe to call from several threads at once.
-        self._lock = threading.Lock()
+        # torch modules are not safe to call from several threads at once. One lock per
+        # model, not per embedder: embedders on the same path share the loaded model.
+        self._lock = _model_lock(path)
         self._query_encoder: OnnxQueryEncoder | None = None
         if query_runtime == "onnx":
             cache = onnx_cache_dir or default_onnx_cache_dir()
-            self._query_encoder = load_query_encoder(self._model, Path(path), cache)
+            self._query_encoder = load_query_encoder(self._model, Path(path), cache, self._lock)
 
     @property
     def query_runtime(self) -> str:
@@ -105,9 +110,15 @@ class SentenceTransformerEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)
+        encoder = self._query_encoder
+        if encoder is not None and len(texts) <= SMALL_INPUT:
+            try:
+                return encoder.encode(texts)
+            except Exception as exc:  # onnxruntime errors have no common base
+                # The torch path gives the same vectors: a recall degrades, never fails.
+                log.warning("queries embed on torch from now on: onnxruntime failed (%s)", exc)
+                self._query_encoder = None
         try:
-            if self._query_encoder is not None and len(texts) <= SMALL_INPUT:
-                return self._query_encoder.encode(texts)
             with self._lock, _torch_threads(1 if len(texts) <= SMALL_INPUT else None):
                 vectors = self._model.encode(
                     list(texts),
@@ -162,6 +173,11 @@ def embed_texts(embedder: Embedder, texts: Sequence[str]) -> Vectors:
             f"texts; expected ({len(texts)}, {embedder.dimension})"
         )
     return vectors
+
+
+@functools.cache
+def _model_lock(path: str) -> threading.Lock:
+    return threading.Lock()
 
 
 @functools.cache

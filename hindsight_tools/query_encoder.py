@@ -92,6 +92,8 @@ def export_transformer(model: Any, target: Path) -> None:
                 opset_version=_OPSET,
                 dynamo=False,
             )
+        # mkstemp's 0600 would hide the file from other users of a shared cache folder.
+        os.chmod(temporary, 0o644)
         os.replace(temporary, target)
     finally:
         Path(temporary).unlink(missing_ok=True)
@@ -101,12 +103,14 @@ class OnnxQueryEncoder:
     """``encode(texts)`` as ``model.encode(texts, normalize_embeddings=True)`` would give
     it, with the transformer on onnxruntime (one thread: a query is too small to split)."""
 
-    def __init__(self, model: Any, onnx_file: Path) -> None:
+    def __init__(self, model: Any, onnx_file: Path, tokenizer_lock: threading.Lock) -> None:
         import onnxruntime as ort
 
-        # Hugging Face fast tokenizers raise "Already borrowed" when two threads tokenize
-        # with padding at once; onnxruntime's run is thread-safe and needs no lock.
-        self._tokenizing = threading.Lock()
+        # The model's Hugging Face tokenizer is shared with the torch path, and a fast
+        # tokenizer raises "Already borrowed" when one thread changes its padding while
+        # another encodes: tokenising takes the model's lock. onnxruntime's run and the
+        # pooling modules (no state) need none.
+        self._tokenizing = tokenizer_lock
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -135,37 +139,49 @@ class OnnxQueryEncoder:
         return np.asarray(vectors.numpy(), dtype=np.float32)
 
 
-def load_query_encoder(model: Any, model_dir: Path, cache_dir: Path) -> OnnxQueryEncoder | None:
+def load_query_encoder(
+    model: Any, model_dir: Path, cache_dir: Path, tokenizer_lock: threading.Lock | None = None
+) -> OnnxQueryEncoder | None:
     """The ONNX encoder for ``model`` (exported once into ``cache_dir``), or None when it
     cannot be built or disagrees with torch; the reason is logged. A cached export that
-    fails is replaced by a fresh one before giving up."""
+    fails is replaced by a fresh one before giving up. ``tokenizer_lock`` is the lock the
+    caller's torch path holds while it uses the same model."""
     if not model_dir.is_dir():
         log.info("queries embed on torch: %s is not a local model folder", model_dir)
         return None
-    target = cache_dir / f"{model_dir.name}-{_model_key(model_dir)}.onnx"
+    lock = tokenizer_lock or threading.Lock()
     problem = ""
-    for fresh in (False, True):
+    try:
+        target = cache_dir / f"{model_dir.name}-{_model_key(model_dir)}.onnx"
+        fresh_only = not target.is_file()
+    except OSError as exc:
+        log.warning("queries embed on torch: cannot read %s (%s)", model_dir, exc)
+        return None
+    for fresh in (True,) if fresh_only else (False, True):
         try:
-            if fresh or not target.is_file():
+            if fresh:
                 export_transformer(model, target)
-            encoder = OnnxQueryEncoder(model, target)
-            difference = float(np.abs(encoder.encode(PROBES) - _torch_vectors(model)).max())
+            encoder = OnnxQueryEncoder(model, target, lock)
+            difference = _difference(encoder, model)
         except Exception as exc:  # export and runtime failures have no common base
             problem = f"failed ({exc})"
-        else:
-            if difference <= AGREEMENT:
-                return encoder
-            problem = f"differs from torch by {difference:.2g}"
-        if fresh:
-            break
+            continue
+        if difference <= AGREEMENT:
+            return encoder
+        problem = f"differs from torch by {difference:.2g}"
     log.warning("queries embed on torch: the ONNX export of %s %s", model_dir, problem)
     return None
 
 
-def _torch_vectors(model: Any) -> npt.NDArray[np.float32]:
-    return np.asarray(
+def _difference(encoder: OnnxQueryEncoder, model: Any) -> float:
+    """Largest gap to torch's vectors: the probes padded together, and the first alone as a
+    recall's query is (one text, no padding)."""
+    reference = np.asarray(
         model.encode(
             list(PROBES), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
         ),
         dtype=np.float32,
     )
+    together = np.abs(encoder.encode(PROBES) - reference).max()
+    alone = np.abs(encoder.encode(PROBES[:1]) - reference[:1]).max()
+    return float(max(together, alone))

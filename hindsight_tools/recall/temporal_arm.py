@@ -41,18 +41,20 @@ class TemporalQuery:
     min_similarity: float
 
 
-# The range expression and the IS NOT NULL are those of the GiST index of migration 0005,
-# written out so the planner can use it. greatest() skips a NULL occurred_end, so a
-# memory without one is the instant event_time; with one, its range overlaps the window
-# exactly when it starts before the window ends and ends after the window starts. A
-# window open on one side (None) is unbounded there.
-_DIRECT = """
+# A memory's date range (SPEC §5): occurred_start..occurred_end when it has either (one
+# alone is an instant), else the instant mentioned_at. The expression and its IS NOT NULL
+# are those of the GiST index of migration 0005, written out so the planner can use it;
+# the IS NOT NULL also keeps undated memories out, whose range would be unbounded. A
+# window open on one side (None) is unbounded there; bounds are inclusive.
+_LOW = "coalesce(m.occurred_start, m.occurred_end, m.mentioned_at)"
+_HIGH = "coalesce(m.occurred_end, m.occurred_start, m.mentioned_at)"
+_DIRECT = f"""
 SELECT m.id, 1 - (m.embedding <=> %(query_vector)s) AS similarity
 FROM memory_units m
-WHERE m.bank_id = %(bank)s AND m.event_time IS NOT NULL
-  AND tstzrange(m.event_time, greatest(m.event_time, m.occurred_end), '[]')
+WHERE m.bank_id = %(bank)s AND {_LOW} IS NOT NULL
+  AND tstzrange(least({_LOW}, {_HIGH}), greatest({_LOW}, {_HIGH}), '[]')
       && tstzrange(%(start)s::timestamptz, %(end)s::timestamptz, '[]')
-  AND m.fact_type = ANY(%(types)s) AND {tags}
+  AND m.fact_type = ANY(%(types)s) AND {{tags}}
   AND 1 - (m.embedding <=> %(query_vector)s) >= %(min_similarity)s
 ORDER BY similarity DESC, m.id
 LIMIT %(limit)s
@@ -85,6 +87,8 @@ WHERE m.bank_id = %(bank)s AND m.id = ANY(%(ids)s) AND m.fact_type = ANY(%(types
 
 
 def temporal_plan(query: TemporalQuery) -> Plan[list[tuple[str, float]]]:
+    if query.start is not None and query.end is not None and query.start > query.end:
+        return []  # an empty window; tstzrange would raise, failing the whole recall
     tags = tags_condition("m", query.tags, query.tags_match)
     base = {
         "bank": query.bank_id,
@@ -106,7 +110,7 @@ def temporal_plan(query: TemporalQuery) -> Plan[list[tuple[str, float]]]:
     entry = sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))[:ENTRY_POINTS]
     spread: dict[str, float] = {}
     frontier = dict(entry)
-    floor = _spread_floor([float(r[1]) for r in rows], query.limit)
+    floor = _spread_floor(list(scores.values()), query.limit)
     for _ in range(MAX_HOPS):
         frontier = {k: v * HOP_DECAY for k, v in frontier.items() if v * HOP_DECAY >= floor}
         if not frontier:
