@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from hindsight_tools.onnx_session import cpu_session
+
 log = logging.getLogger(__name__)
 
 # Vectors of both paths must agree to this (max absolute difference of unit vectors);
@@ -104,20 +106,12 @@ class OnnxQueryEncoder:
     it, with the transformer on onnxruntime (one thread: a query is too small to split)."""
 
     def __init__(self, model: Any, onnx_file: Path, tokenizer_lock: threading.Lock) -> None:
-        import onnxruntime as ort
-
         # The model's Hugging Face tokenizer is shared with the torch path, and a fast
         # tokenizer raises "Already borrowed" when one thread changes its padding while
         # another encodes: tokenising takes the model's lock. onnxruntime's run and the
         # pooling modules (no state) need none.
         self._tokenizing = tokenizer_lock
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(
-            str(onnx_file), options, providers=["CPUExecutionProvider"]
-        )
+        self._session = cpu_session(onnx_file, threads=1)
         self._inputs = [i.name for i in self._session.get_inputs()]
         self._model = model
 

