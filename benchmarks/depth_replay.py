@@ -70,7 +70,7 @@ class Captured:
 
 def replay(q: Captured, depth: int) -> list[str | None]:
     """The ranked ``dia_id``s had the cross-encoder scored ``depth`` candidates."""
-    scored, rest = rerank_head(q.head, depth)
+    scored, rest = rerank_head(q.head, depth, q.scoring.get("prerank"))
     candidates = scored + rest
     outcome = RerankOutcome(scores=[q.scores[c.id] for c in scored], reranker=q.reranker)
     ranked = rank_final(candidates, outcome, [q.evidence[c.id] for c in candidates], **q.scoring)
@@ -92,9 +92,11 @@ def oracle_at_10(q: Captured, depth: int, order: list[str | None] | None = None)
 def capture(engine: MemoryEngine, bank: str, question: Any) -> Captured:
     seen: dict[str, Any] = {}
 
-    def head_spy(head: Sequence[FusedCandidate], depth: int) -> Any:
+    def head_spy(
+        head: Sequence[FusedCandidate], depth: int, prerank: dict[str, float] | None = None
+    ) -> Any:
         seen["head"] = list(head)
-        return rerank_head(head, depth)
+        return rerank_head(head, depth, prerank)
 
     def final_spy(
         candidates: Sequence[FusedCandidate],
@@ -147,7 +149,7 @@ def capture(engine: MemoryEngine, bank: str, question: Any) -> Captured:
 def adaptive_depth(q: Captured, first: int, then: int, confident: float) -> int:
     """How many pairs the adaptive rule scores: ``then`` when none of the first ``first``
     scored ``confident`` or more, else ``first``."""
-    scored, _ = rerank_head(q.head, first)
+    scored, _ = rerank_head(q.head, first, q.scoring.get("prerank"))
     best = max((q.scores[c.id] for c in scored), default=0.0)
     return first if best >= confident else then
 
@@ -203,11 +205,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="questions per conversation")
     parser.add_argument("--max-depth", type=int, default=max(DEPTHS))
     parser.add_argument("--out", type=Path, help="also write the Markdown table here")
+    parser.add_argument(
+        "--late-interaction",
+        choices=["on", "off"],
+        default="on",
+        help="the cross-encoder's head by late interaction (default) or by direct rank",
+    )
     args = parser.parse_args(argv)
 
     dataset = load_dataset(args.dataset)
     settings = Settings(
-        reranker_provider="onnx", reranker_depth_mid=args.max_depth, reranker_timeout=3600
+        reranker_provider="onnx",
+        reranker_depth_mid=args.max_depth,
+        reranker_timeout=3600,
+        late_interaction=args.late_interaction == "on",
     )
     asked = [
         (b, q)

@@ -57,6 +57,11 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--rerank-depth", type=int, help="candidates the cross-encoder scores, for every budget"
     )
+    evaluate.add_argument(
+        "--late-interaction",
+        choices=["on", "off"],
+        help="order the fused list by MaxSim before the cross-encoder (default: on)",
+    )
     evaluate.add_argument("--banks", nargs="+", help="only these conversations")
     evaluate.add_argument("--limit", type=int, help="at most this many questions per bank")
     evaluate.add_argument(
@@ -173,9 +178,13 @@ def _evaluate(args: argparse.Namespace) -> None:
     if args.rerank_depth is not None:
         for budget in ("low", "mid", "high"):
             overrides[f"reranker_depth_{budget}"] = args.rerank_depth
+    if args.late_interaction:
+        overrides["late_interaction"] = args.late_interaction == "on"
     settings = Settings().model_copy(update=overrides)
     dataset = load_dataset(args.directory)
     with MemoryEngine(settings=settings) as engine:
+        if args.reuse:
+            engine.backfill_token_vectors()
         report = run_eval(
             engine,
             dataset,
@@ -187,7 +196,8 @@ def _evaluate(args: argparse.Namespace) -> None:
     print(
         f"arms: {', '.join(settings.recall_arms)}; keyword backend: "
         f"{settings.text_search_extension}; budget: {args.budget}; reranker: "
-        f"{engine.reranker_name} (depth {rerank_depth(args.budget, settings)})"
+        f"{engine.reranker_name} (depth {rerank_depth(args.budget, settings)}); late "
+        f"interaction: {'on' if engine.late_interaction else 'off'}"
     )
     print(format_report(report))
     if args.json:

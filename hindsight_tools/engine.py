@@ -8,6 +8,7 @@ threads and a sync pool, the async engine on the event loop and an async pool.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +26,7 @@ from hindsight_tools.embedded import EmbeddedServer, acquire_server
 from hindsight_tools.embedding import Embedder, default_embedder, embed_texts
 from hindsight_tools.entities import EntityExtractor, extract_entities
 from hindsight_tools.errors import InvalidRequestError, StoreError
+from hindsight_tools.late_interaction import load_late_interaction
 from hindsight_tools.models import (
     Budget,
     FactType,
@@ -38,7 +40,12 @@ from hindsight_tools.recall.keyword import keyword_backend
 from hindsight_tools.recall.pipeline import RecallServices, recall_program
 from hindsight_tools.recall.rerank import PassthroughReranker, RerankChain, Reranker
 from hindsight_tools.rerankers import build_rerank_chain
-from hindsight_tools.retain import prepare_items, retain_plan
+from hindsight_tools.retain import (
+    missing_token_vectors_plan,
+    prepare_items,
+    retain_plan,
+    store_token_vectors_plan,
+)
 from hindsight_tools.settings import Settings
 from hindsight_tools.temporal import extract_time_window
 from hindsight_tools.validation import parse_items, problems_from_pydantic, validate_bank_id
@@ -85,6 +92,11 @@ class _EngineCore:
                 else [reranker, PassthroughReranker()]
             )
         )
+        self.late_interaction = load_late_interaction(
+            settings.late_interaction,
+            settings.late_interaction_model_dir,
+            settings.late_interaction_threads,
+        )
         # dateparser loads its language data on first use (~0.3 s): pay it here, not in
         # the first recall.
         extract_time_window("on June 5, 2022", datetime.now(UTC))
@@ -94,6 +106,7 @@ class _EngineCore:
             self.reranker,
             self.entity_extractor,
             keyword_backend(settings.text_search_extension, settings.bm25_k1, settings.bm25_b),
+            self.late_interaction,
         )
 
     def connect(self) -> tuple[str, EmbeddedServer | None]:
@@ -119,10 +132,36 @@ class _EngineCore:
         prepared = prepare_items(parsed, self.entity_extractor)
         texts = [item.text for item in parsed]
         embeddings = yield Blocking(lambda: embed_texts(self.embedder, texts))
+        late = self.late_interaction
+        token_vectors = (
+            None if late is None else (yield Blocking(lambda: late.encode_documents(texts)))
+        )
         done: ParallelResult = yield Parallel(
-            {"retain": retain_plan(bank_id, prepared, embeddings, self.settings)}
+            {"retain": retain_plan(bank_id, prepared, embeddings, self.settings, token_vectors)}
         )
         return done["retain"][0]  # type: ignore[no-any-return]
+
+    def backfill_program(self, bank_id: str | None, batch: int) -> Program[int]:
+        """Stores late-interaction vectors for memories that have none, ``batch`` at a
+        time (each batch its own transaction); returns how many were filled."""
+        late = self.late_interaction
+        if late is None:
+            return 0
+        if bank_id is not None:
+            validate_bank_id(bank_id)
+        filled = 0
+        while True:
+            found: ParallelResult = yield Parallel(
+                {"todo": missing_token_vectors_plan(bank_id, batch)}
+            )
+            todo: list[tuple[str, str, str]] = found["todo"][0]
+            if not todo:
+                return filled
+            vectors = yield Blocking(
+                functools.partial(late.encode_documents, [t for *_, t in todo])
+            )
+            yield Parallel({"store": store_token_vectors_plan(todo, vectors)})
+            filled += len(todo)
 
     def recall_program(
         self, bank_id: str, query: str, options: dict[str, Any]
@@ -210,6 +249,11 @@ class MemoryEngine:
         return self._core.reranker.name
 
     @property
+    def late_interaction(self) -> bool:
+        """Whether recalls order the fused list by late interaction (the model loaded)."""
+        return self._core.late_interaction is not None
+
+    @property
     def database_url(self) -> str:
         return self._conninfo
 
@@ -256,6 +300,12 @@ class MemoryEngine:
             trace,
         )
         return self._drive(self._core.recall_program(bank_id, query, options))
+
+    def backfill_token_vectors(self, bank_id: str | None = None, *, batch: int = 256) -> int:
+        """Computes and stores the late-interaction vectors of memories retained without
+        them (before late interaction, or with it off), in ``bank_id`` or every bank.
+        Returns how many memories were filled; 0 when late interaction is off."""
+        return self._drive(self._core.backfill_program(bank_id, batch))
 
     def delete_bank(self, bank_id: str) -> bool:
         """Remove a bank and everything in it; False if there was no such bank."""
@@ -448,6 +498,10 @@ class AsyncMemoryEngine:
             trace,
         )
         return await self._drive(self._core.recall_program(bank_id, query, options))
+
+    async def backfill_token_vectors(self, bank_id: str | None = None, *, batch: int = 256) -> int:
+        """See :meth:`MemoryEngine.backfill_token_vectors`."""
+        return await self._drive(self._core.backfill_program(bank_id, batch))
 
     async def delete_bank(self, bank_id: str) -> bool:
         validate_bank_id(bank_id)

@@ -179,6 +179,7 @@ class Scores(BaseModel):
 
     final: float
     cross_encoder: float | None = None
+    late_interaction: float | None = None
     rrf: float | None = None
     semantic: float | None = None
     bm25: float | None = None
@@ -238,6 +239,7 @@ class RecallTrace(BaseModel):
     recall_budget: int
     reranker: str
     reranked: int = 0
+    late_interaction: int = 0
     reranker_timed_out: bool = False
     reranker_failed: list[str] = Field(default_factory=list)
     stages: dict[str, float] = Field(default_factory=dict)

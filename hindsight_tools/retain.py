@@ -112,12 +112,12 @@ WHERE bank_id = %(bank)s
 _UPSERT_UNIT = """
 INSERT INTO memory_units (
     bank_id, id, text, context, fact_type, embedding, occurred_start, occurred_end,
-    mentioned_at, tags, proof_count, document_id, chunk_id, metadata, search_vector,
-    search_length)
+    mentioned_at, tags, proof_count, document_id, chunk_id, metadata, token_vectors,
+    search_vector, search_length)
 VALUES (
     %(bank)s, %(id)s, %(text)s, %(context)s, %(fact_type)s, %(embedding)s, %(occurred_start)s,
     %(occurred_end)s, %(mentioned_at)s, %(tags)s, %(proof_count)s, %(document_id)s,
-    %(chunk_id)s, %(metadata)s,
+    %(chunk_id)s, %(metadata)s, %(token_vectors)s,
     to_tsvector(%(language)s::regconfig,
                 concat_ws(' ', %(text)s::text, %(context)s::text, %(entity_text)s::text)),
     (SELECT coalesce(sum(coalesce(cardinality(t.positions), 1)), 0)
@@ -129,7 +129,8 @@ ON CONFLICT (bank_id, id) DO UPDATE SET
     occurred_end = EXCLUDED.occurred_end, mentioned_at = EXCLUDED.mentioned_at,
     tags = EXCLUDED.tags, proof_count = EXCLUDED.proof_count,
     document_id = EXCLUDED.document_id, chunk_id = EXCLUDED.chunk_id,
-    metadata = EXCLUDED.metadata, search_vector = EXCLUDED.search_vector,
+    metadata = EXCLUDED.metadata, token_vectors = EXCLUDED.token_vectors,
+    search_vector = EXCLUDED.search_vector,
     search_length = EXCLUDED.search_length, updated_at = now()
 """
 # BM25 statistics: postings and document frequencies move with every (re-)retained memory.
@@ -233,8 +234,41 @@ ON CONFLICT (bank_id, from_unit_id, to_unit_id, link_type) DO UPDATE SET weight 
 """
 
 
+# Backfill of late-interaction vectors (see MemoryEngine.backfill_token_vectors). The text
+# guard keeps a memory re-retained meanwhile from getting the vectors of its old text.
+_MISSING_TOKEN_VECTORS = """
+SELECT bank_id, id, text FROM memory_units
+WHERE token_vectors IS NULL AND (%(bank)s::text IS NULL OR bank_id = %(bank)s)
+ORDER BY bank_id, id LIMIT %(limit)s
+"""
+_STORE_TOKEN_VECTORS = """
+UPDATE memory_units SET token_vectors = %(vectors)s
+WHERE bank_id = %(bank)s AND id = %(id)s AND text = %(text)s AND token_vectors IS NULL
+"""
+
+
+def missing_token_vectors_plan(bank_id: str | None, limit: int) -> Plan[list[tuple[str, str, str]]]:
+    """Up to ``limit`` memories stored without late-interaction vectors: (bank, id, text)."""
+    rows = yield Statement(_MISSING_TOKEN_VECTORS, {"bank": bank_id, "limit": limit})
+    return [(str(b), str(i), str(t)) for b, i, t in rows]
+
+
+def store_token_vectors_plan(
+    rows: Sequence[tuple[str, str, str]], vectors: Sequence[bytes]
+) -> Plan[None]:
+    params = [
+        {"bank": b, "id": i, "text": t, "vectors": v}
+        for (b, i, t), v in zip(rows, vectors, strict=True)
+    ]
+    yield Statement(_STORE_TOKEN_VECTORS, params, "many")
+
+
 def retain_plan(
-    bank_id: str, prepared: Sequence[PreparedItem], embeddings: Vectors, settings: Settings
+    bank_id: str,
+    prepared: Sequence[PreparedItem],
+    embeddings: Vectors,
+    settings: Settings,
+    token_vectors: Sequence[bytes | None] | None = None,
 ) -> Plan[RetainResult]:
     """All writes of one retain call; the caller runs it in a single transaction."""
     bank = {"bank": bank_id}
@@ -261,7 +295,16 @@ def retain_plan(
     if existing:
         yield Statement(_DROP_TERMS, {**bank, "ids": sorted(existing)}, "none")
         yield Statement(_DROP_UNUSED_TERMS, bank, "none")
-    rows = [_unit_params(bank_id, p, embeddings[p.index], settings) for p in prepared]
+    rows = [
+        _unit_params(
+            bank_id,
+            p,
+            embeddings[p.index],
+            settings,
+            None if token_vectors is None else token_vectors[p.index],
+        )
+        for p in prepared
+    ]
     yield Statement(_UPSERT_UNIT, rows, "many")
     yield Statement(_ADD_TERMS, {**bank, "ids": ids}, "none")
     yield Statement(_BANK_TOTALS, bank, "none")
@@ -359,7 +402,7 @@ def _causal_links(bank_id: str, prepared: Sequence[PreparedItem]) -> Plan[None]:
 
 
 def _unit_params(
-    bank_id: str, p: PreparedItem, embedding: Any, settings: Settings
+    bank_id: str, p: PreparedItem, embedding: Any, settings: Settings, token_vectors: bytes | None
 ) -> dict[str, Any]:
     item = p.item
     return {
@@ -377,6 +420,7 @@ def _unit_params(
         "document_id": p.document_id,
         "chunk_id": p.chunk_id,
         "metadata": Json(item.metadata),
+        "token_vectors": token_vectors,
         "language": settings.text_search_extension_native_language,
         "entity_text": " ".join(p.entities),
     }

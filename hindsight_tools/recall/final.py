@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -34,7 +35,7 @@ def direct_rank(candidate: FusedCandidate) -> int:
 
 
 def rerank_head(
-    fused: Sequence[FusedCandidate], depth: int
+    fused: Sequence[FusedCandidate], depth: int, prerank: Mapping[str, float] | None = None
 ) -> tuple[list[FusedCandidate], list[FusedCandidate]]:
     """Splits the fused list into the ``depth`` candidates a cross-encoder scores and the
     rest (in fused order).
@@ -46,13 +47,18 @@ def rerank_head(
     replayed offline) recall@10 at depth 24 was 0.593 with the top 24 by RRF, 0.637 by
     best rank in any of the four arms, and 0.657 by best rank in a direct arm: the
     expansion arms' first ranks are less often the answer, and spent a third of the head.
+
+    With ``prerank`` (late-interaction scores by id) both parts follow it instead, best
+    first, fused order breaking ties: it ranks the whole list better than any arm's order.
     """
+    if prerank is not None:
+        position = {c.id: i for i, c in enumerate(fused)}
+        ordered = sorted(fused, key=lambda c: (-prerank.get(c.id, -math.inf), position[c.id]))
+        return ordered[:depth], ordered[depth:]
     if depth >= len(fused):
         return list(fused), []
     position = {c.id: i for i, c in enumerate(fused)}
-    chosen = {
-        c.id for c in sorted(fused, key=lambda c: (direct_rank(c), position[c.id]))[:depth]
-    }
+    chosen = {c.id for c in sorted(fused, key=lambda c: (direct_rank(c), position[c.id]))[:depth]}
     head = [c for c in fused if c.id in chosen]
     return head, [c for c in fused if c.id not in chosen]
 
@@ -98,16 +104,21 @@ def rank_final(
     now: datetime,
     window: TimeWindow | None,
     weights: ScoringWeights,
+    prerank: Mapping[str, float] | None = None,
 ) -> list[RankedCandidate]:
     """Best first. The first ``len(outcome.scores)`` candidates are boosted and sorted;
-    candidates the reranker didn't reach (depth or deadline) follow in fused (RRF) order."""
+    candidates the reranker didn't reach (depth or deadline) follow in the order given.
+    Without a cross-encoder, relevance is the late-interaction score when there is one
+    (spread onto [0.1, 1]), else :func:`passthrough_relevance`."""
     n = len(outcome.scores)
     passthrough = outcome.reranker == PassthroughReranker.name
-    relevance = (
-        passthrough_relevance(head[:n])
-        if passthrough
-        else relevance_scale(outcome.scores)
-    )
+    if passthrough and prerank is not None:
+        floor = min(prerank.values(), default=0.0)
+        relevance = spread_relevance([prerank.get(c.id, floor) for c in head[:n]])
+    elif passthrough:
+        relevance = passthrough_relevance(head[:n])
+    else:
+        relevance = relevance_scale(outcome.scores)
     boosted = combined_scores(relevance, evidence[:n], now=now, window=window, weights=weights)
     scored = sorted(
         (
@@ -116,7 +127,9 @@ def rank_final(
         ),
         key=lambda r: -r.final,
     )
-    tail = sorted(head[n:], key=direct_rank)  # stable: fused order breaks ties
+    # The tail keeps the late-interaction order it came in; without one, direct ranks
+    # (stable: fused order breaks ties).
+    tail = list(head[n:]) if prerank is not None else sorted(head[n:], key=direct_rank)
     ceiling = scored[-1].final * _TAIL_GAP if scored else 1.0
     return scored + [
         RankedCandidate(c, ceiling * p, None)

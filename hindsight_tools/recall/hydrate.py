@@ -18,6 +18,9 @@ SELECT m.id, m.text, m.fact_type, m.context, m.occurred_start, m.occurred_end,
 FROM memory_units m
 WHERE m.bank_id = %(bank)s AND m.id = ANY(%(ids)s)
 """
+_TOKEN_VECTORS = """
+SELECT id, token_vectors FROM memory_units WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)
+"""
 _CHUNKS = """
 SELECT chunk_id, document_id, chunk_index, chunk_text
 FROM chunks WHERE bank_id = %(bank)s AND chunk_id = ANY(%(ids)s)
@@ -54,6 +57,14 @@ def memories_plan(bank_id: str, ids: Sequence[str]) -> Plan[dict[str, MemoryRow]
         return {}
     rows = yield Statement(_MEMORIES, {"bank": bank_id, "ids": list(ids)})
     return {str(r[0]): MemoryRow(*r) for r in rows}
+
+
+def token_vectors_plan(bank_id: str, ids: Sequence[str]) -> Plan[dict[str, bytes | None]]:
+    """The stored late-interaction vectors of ``ids`` (``None``: never computed)."""
+    if not ids:
+        return {}
+    rows = yield Statement(_TOKEN_VECTORS, {"bank": bank_id, "ids": list(ids)})
+    return {str(r[0]): None if r[1] is None else bytes(r[1]) for r in rows}
 
 
 def chunks_plan(bank_id: str, chunk_ids: Sequence[str]) -> Plan[dict[str, ChunkRow]]:

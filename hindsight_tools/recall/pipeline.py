@@ -10,6 +10,7 @@ from hindsight_tools._plan import Plan, with_statement_timeout
 from hindsight_tools._program import Blocking, Parallel, ParallelResult, Program
 from hindsight_tools.embedding import Embedder, embed_texts
 from hindsight_tools.entities import EntityExtractor
+from hindsight_tools.late_interaction import LateInteractionEncoder
 from hindsight_tools.models import (
     ArmTrace,
     RecalledChunk,
@@ -22,9 +23,14 @@ from hindsight_tools.models import (
 from hindsight_tools.recall.arms import ARM_ORDER, ArmName, ranked
 from hindsight_tools.recall.budget import recall_budget, rerank_depth
 from hindsight_tools.recall.final import RankedCandidate, rank_final, rerank_head
-from hindsight_tools.recall.fusion import reciprocal_rank_fusion
+from hindsight_tools.recall.fusion import FusedCandidate, reciprocal_rank_fusion
 from hindsight_tools.recall.graph import GraphQuery, graph_plan
-from hindsight_tools.recall.hydrate import MemoryRow, chunks_plan, memories_plan
+from hindsight_tools.recall.hydrate import (
+    MemoryRow,
+    chunks_plan,
+    memories_plan,
+    token_vectors_plan,
+)
 from hindsight_tools.recall.keyword import KeywordBackend, KeywordQuery
 from hindsight_tools.recall.rerank import RerankChain, RerankOutcome, rerank_document
 from hindsight_tools.recall.scoring import Evidence, ScoringWeights
@@ -45,6 +51,7 @@ class RecallServices:
     reranker: RerankChain
     entity_extractor: EntityExtractor
     keyword: KeywordBackend
+    late_interaction: LateInteractionEncoder | None = None
 
 
 def arm_plans(
@@ -125,6 +132,12 @@ def recall_program(
     query = truncate_to_tokens(request.query, MAX_QUERY_TOKENS)
     query_vector = yield Blocking(lambda: embed_texts(services.embedder, [query])[0])
     stages["embed"] = time.perf_counter() - started
+    late = services.late_interaction
+    query_tokens = None
+    if late is not None:
+        mark = time.perf_counter()
+        query_tokens = yield Blocking(lambda: late.encode_query(query))
+        stages["late_interaction_query"] = time.perf_counter() - mark
     budget = recall_budget(request.budget, request.max_tokens, settings)
     mark = time.perf_counter()
     window = extract_time_window(query, request.now())
@@ -151,16 +164,29 @@ def recall_program(
     stages["fusion"] = time.perf_counter() - mark
 
     head = fused[: settings.reranker_max_candidates]
+    ids = [c.id for c in head]
+    fetch: dict[str, Plan[Any]] = {"memories": memories_plan(bank_id, ids)}
+    if late is not None:
+        fetch["token_vectors"] = token_vectors_plan(bank_id, ids)
     hydrated: ParallelResult = yield Parallel(
-        {"memories": with_statement_timeout(memories_plan(bank_id, [c.id for c in head]), limit)}
+        {name: with_statement_timeout(plan, limit) for name, plan in fetch.items()}
     )
     rows: dict[str, MemoryRow] = hydrated["memories"][0]
     head = [c for c in head if c.id in rows]  # a memory deleted since the arms ran is dropped
 
+    prerank: dict[str, float] | None = None
+    if late is not None and query_tokens is not None:
+        mark = time.perf_counter()
+        stored: dict[str, bytes | None] = hydrated["token_vectors"][0]
+        prerank = yield Blocking(
+            lambda: late_interaction_scores(late, query_tokens, head, stored, rows)
+        )
+        stages["late_interaction"] = time.perf_counter() - mark
+
     mark = time.perf_counter()
     chain = services.reranker
     depth = len(head) if chain.is_passthrough else rerank_depth(request.budget, settings)
-    to_score, rest = rerank_head(head, depth)
+    to_score, rest = rerank_head(head, depth, prerank)
     documents = [
         rerank_document(rows[c.id].text, rows[c.id].context, rows[c.id].occurred_start)
         for c in to_score
@@ -179,21 +205,28 @@ def recall_program(
         now=request.now(),
         window=window,
         weights=_weights(settings),
+        prerank=prerank,
     )
     stages["scoring"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
     kept = fill_token_budget([(r, rows[r.candidate.id].text) for r in scored], request.max_tokens)
-    memories = [_memory(rows[r.candidate.id], r, tokens) for r, tokens in kept]
+    memories = [
+        _memory(
+            rows[r.candidate.id],
+            r,
+            tokens,
+            None if prerank is None else prerank.get(r.candidate.id),
+        )
+        for r, tokens in kept
+    ]
     stages["token_filter"] = time.perf_counter() - mark
 
     chunks: list[RecalledChunk] = []
     if request.include_chunks:
         chunk_ids = list(
             dict.fromkeys(
-                chunk_id
-                for r in scored
-                if (chunk_id := rows[r.candidate.id].chunk_id) is not None
+                chunk_id for r in scored if (chunk_id := rows[r.candidate.id].chunk_id) is not None
             )
         )
         fetched: ParallelResult = yield Parallel(
@@ -226,11 +259,30 @@ def recall_program(
             recall_budget=budget,
             reranker=outcome.reranker,
             reranked=len(outcome.scores),
+            late_interaction=0 if prerank is None else len(prerank),
             reranker_timed_out=outcome.timed_out,
             reranker_failed=list(outcome.failed),
             stages=stages,
         )
     return RecallResult(memories=memories, chunks=chunks, trace=trace)
+
+
+def late_interaction_scores(
+    late: LateInteractionEncoder,
+    query_tokens: Any,
+    head: list[FusedCandidate],
+    stored: dict[str, bytes | None],
+    rows: dict[str, MemoryRow],
+) -> dict[str, float]:
+    """MaxSim of every head candidate; memories stored without token vectors (retained
+    before late interaction or with it off) are encoded here, at a cost per memory that
+    ``MemoryEngine.backfill_token_vectors`` pays once instead."""
+    missing = [c.id for c in head if stored.get(c.id) is None]
+    encoded = dict(
+        zip(missing, late.encode_documents([rows[i].text for i in missing]), strict=True)
+    )
+    vectors = [stored.get(c.id) or encoded[c.id] for c in head]
+    return dict(zip([c.id for c in head], late.score(query_tokens, vectors), strict=True))
 
 
 def _graph_timeout(settings: Settings) -> float:
@@ -255,11 +307,14 @@ def _weights(settings: Settings) -> ScoringWeights:
     )
 
 
-def _memory(row: MemoryRow, ranked: RankedCandidate, tokens: int) -> RecalledMemory:
+def _memory(
+    row: MemoryRow, ranked: RankedCandidate, tokens: int, late_interaction: float | None
+) -> RecalledMemory:
     candidate = ranked.candidate
     scores = Scores(
         final=ranked.final,
         cross_encoder=ranked.cross_encoder,
+        late_interaction=late_interaction,
         rrf=candidate.rrf,
         semantic=candidate.arm_scores.get("semantic"),
         bm25=candidate.arm_scores.get("bm25"),

