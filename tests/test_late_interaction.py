@@ -40,7 +40,8 @@ def encoder() -> LateInteractionEncoder:
 
 def unit(rng: np.random.Generator, tokens: int) -> np.ndarray[Any, Any]:
     v = rng.normal(size=(tokens, DIM)).astype(np.float32)
-    return v / np.linalg.norm(v, axis=1, keepdims=True)
+    normed: np.ndarray[Any, Any] = v / np.linalg.norm(v, axis=1, keepdims=True)
+    return normed
 
 
 def test_packing_keeps_each_token_vector_to_int8_precision() -> None:
@@ -171,9 +172,11 @@ def test_retain_stores_token_vectors_and_recall_uses_them(
     assert "late_interaction" in result.trace.stages
     assert result.memories[0].id == "violin"
     query = encoder.encode_query("Which instrument does Melanie play?")
-    for memory in result.memories:
-        expected = encoder.score(query, [vectors[memory.id]])[0]  # type: ignore[list-item]
-        assert memory.scores.late_interaction == pytest.approx(expected, abs=1e-5)
+    for recalled in result.memories:
+        data = vectors[recalled.id]
+        assert data is not None
+        expected = encoder.score(query, [data])[0]
+        assert recalled.scores.late_interaction == pytest.approx(expected, abs=1e-5)
 
 
 def test_re_retaining_a_memory_replaces_its_vectors(
