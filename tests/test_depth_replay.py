@@ -72,3 +72,13 @@ def test_adaptive_depth_goes_on_only_while_nothing_scored_is_confident() -> None
     # With three, c (0.7) is among them: stop there.
     assert adaptive_depth(q, 3, 4, 0.5) == 3
     assert adaptive_depth(q, 3, 4, 0.8) == 4
+
+
+def test_with_late_interaction_the_replayed_head_follows_its_scores() -> None:
+    q = _question()
+    # MaxSim puts c and d first: at depth 2 the cross-encoder scores those two, and the
+    # unscored tail keeps the MaxSim order (b before a), not the fused one.
+    q = replace(q, scoring={**q.scoring, "prerank": {"a": 0.1, "b": 0.2, "c": 0.9, "d": 0.8}})
+    assert replay(q, 2) == ["D4", "D3", "D2", "D1"]
+    assert recall_at_k(q.evidence_ids, replay(q, 2), 2) == 1.0
+    assert replay(q, 1)[:1] == ["D3"]  # only c is scored: MaxSim's best

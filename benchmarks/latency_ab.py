@@ -1,0 +1,111 @@
+"""Recall latency of several configurations in one run, interleaved question by question.
+
+On a shared host the speed of the same code drifts by tens of percent within an hour, so two
+`hindsight-tools eval` runs taken one after the other compare the host as much as the code.
+Here every configuration answers the same question before the next question is asked, on
+the same store, so a slow minute slows them all alike; the table gives each one's p50/p95 and
+stage p50s, and its p50 as a ratio of the first configuration's.
+
+    .venv/bin/python benchmarks/latency_ab.py [--dataset DIR] [--limit N] [--out FILE]
+
+The banks come from an earlier ``hindsight-tools eval`` (``eval-`` + conversation), so run
+that first against the same ``HINDSIGHT_API_DATA_DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from hindsight_tools import MemoryEngine, Settings
+from hindsight_tools.evaluation import EVAL_MAX_TOKENS, load_dataset
+
+DATASET = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
+# name -> settings changes from the defaults
+CONFIGURATIONS: dict[str, dict[str, Any]] = {
+    "default (late interaction, cross-encoder depth 12)": {},
+    "late interaction off, cross-encoder depth 24 (the previous default)": {
+        "late_interaction": False,
+        "reranker_depth_mid": 24,
+    },
+    "late interaction, cross-encoder depth 8": {"reranker_depth_mid": 8},
+    "late interaction, passthrough": {"reranker_provider": "passthrough"},
+    "late interaction off, passthrough": {
+        "late_interaction": False,
+        "reranker_provider": "passthrough",
+    },
+}
+STAGES = ("embed", "late_interaction_query", "arms", "late_interaction", "rerank", "total")
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dataset", type=Path, default=DATASET)
+    parser.add_argument("--limit", type=int, default=40, help="questions per conversation")
+    parser.add_argument("--out", type=Path, help="also write the Markdown table here")
+    args = parser.parse_args(argv)
+
+    dataset = load_dataset(args.dataset)
+    asked = [(b.bank, q) for b in dataset.banks for q in b.questions[: args.limit]]
+    base = Settings()
+    engines = {
+        name: MemoryEngine(settings=base.model_copy(update=changes))
+        for name, changes in CONFIGURATIONS.items()
+    }
+    stages: dict[str, list[dict[str, float]]] = {name: [] for name in engines}
+    try:
+        for bank, question in tqdm(asked, unit="question", desc="interleaved recalls"):
+            for name, engine in engines.items():
+                result = engine.recall(
+                    "eval-" + bank,
+                    question.question,
+                    query_timestamp=question.query_time,
+                    max_tokens=EVAL_MAX_TOKENS,
+                    trace=True,
+                )
+                assert result.trace is not None
+                stages[name].append(result.trace.stages)
+    finally:
+        for engine in engines.values():
+            engine.close()
+
+    first = statistics.median(s["total"] for s in next(iter(stages.values())))
+    lines = [
+        "| configuration | p50 ms | p95 ms | p50 / first | "
+        + " | ".join(f"{s} p50" for s in STAGES[:-1])
+        + " |",
+        "|---|---:|---:|---:|" + "---:|" * (len(STAGES) - 1),
+    ]
+    for name, runs in stages.items():
+        totals = [s["total"] * 1000 for s in runs]
+        cells = [statistics.median(s.get(stage, 0.0) for s in runs) * 1000 for stage in STAGES]
+        lines.append(
+            f"| {name} | {statistics.median(totals):.1f} | {percentile(totals, 95):.1f} | "
+            f"{statistics.median(totals) / (first * 1000):.2f} | "
+            + " | ".join(f"{v:.1f}" for v in cells[:-1])
+            + " |"
+        )
+    command = " ".join([".venv/bin/python benchmarks/latency_ab.py", *(argv or sys.argv[1:])])
+    report = (
+        f"`{command}`\n\n{len(asked)} questions (all categories), each asked of every "
+        "configuration in turn, budget mid, on the banks of an earlier eval run.\n\n"
+        + "\n".join(lines)
+    )
+    print(report)
+    if args.out:
+        args.out.write_text(report + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
