@@ -247,7 +247,9 @@ def format_result(result: RecallResult, *, explain: bool = False) -> str:
             ranks = "  ".join(f"{arm}#{memory.source_ranks.get(arm, '-')}" for arm in arms)
             ce = memory.scores.cross_encoder
             rerank = "not reranked" if ce is None else f"cross-encoder {ce:.3f}"
-            lines.append(f"     rrf {memory.scores.rrf or 0:.4f}  {rerank}  {ranks}")
+            late = memory.scores.late_interaction
+            maxsim = "" if late is None else f"  maxsim {late:.3f}"
+            lines.append(f"     rrf {memory.scores.rrf or 0:.4f}{maxsim}  {rerank}  {ranks}")
     for chunk in result.chunks:
         marker = " (truncated)" if chunk.truncated else ""
         lines.append(f"  chunk {chunk.document_id}#{chunk.chunk_index}{marker}: {chunk.text[:200]}")

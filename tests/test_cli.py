@@ -135,6 +135,8 @@ def test_recall_explain_shows_every_arms_rank_and_the_rerank(
     explained = lines[1].split()
     assert explained[0] == "rrf" and float(explained[1]) > 0
     assert "cross-encoder" in lines[1]
+    # late interaction (on by default) scored it, in (0, 1]: a mean of cosines
+    assert explained[2] == "maxsim" and 0 < float(explained[3]) <= 1
     # the hike is the keyword arm's and the temporal arm's #1
     assert "bm25#1" in explained and "temporal#1" in explained
     assert any(word.startswith("graph#") for word in explained)
