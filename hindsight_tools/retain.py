@@ -112,12 +112,12 @@ WHERE bank_id = %(bank)s
 _UPSERT_UNIT = """
 INSERT INTO memory_units (
     bank_id, id, text, context, fact_type, embedding, occurred_start, occurred_end,
-    mentioned_at, tags, proof_count, document_id, chunk_id, metadata, token_vectors,
-    search_vector, search_length)
+    mentioned_at, tags, proof_count, document_id, chunk_id, metadata, search_vector,
+    search_length)
 VALUES (
     %(bank)s, %(id)s, %(text)s, %(context)s, %(fact_type)s, %(embedding)s, %(occurred_start)s,
     %(occurred_end)s, %(mentioned_at)s, %(tags)s, %(proof_count)s, %(document_id)s,
-    %(chunk_id)s, %(metadata)s, %(token_vectors)s,
+    %(chunk_id)s, %(metadata)s,
     to_tsvector(%(language)s::regconfig,
                 concat_ws(' ', %(text)s::text, %(context)s::text, %(entity_text)s::text)),
     (SELECT coalesce(sum(coalesce(cardinality(t.positions), 1)), 0)
@@ -129,8 +129,7 @@ ON CONFLICT (bank_id, id) DO UPDATE SET
     occurred_end = EXCLUDED.occurred_end, mentioned_at = EXCLUDED.mentioned_at,
     tags = EXCLUDED.tags, proof_count = EXCLUDED.proof_count,
     document_id = EXCLUDED.document_id, chunk_id = EXCLUDED.chunk_id,
-    metadata = EXCLUDED.metadata, token_vectors = EXCLUDED.token_vectors,
-    search_vector = EXCLUDED.search_vector,
+    metadata = EXCLUDED.metadata, search_vector = EXCLUDED.search_vector,
     search_length = EXCLUDED.search_length, updated_at = now()
 """
 # BM25 statistics: postings and document frequencies move with every (re-)retained memory.
@@ -234,16 +233,29 @@ ON CONFLICT (bank_id, from_unit_id, to_unit_id, link_type) DO UPDATE SET weight 
 """
 
 
+# A re-retained memory's vectors are replaced; with late interaction off it has none.
+_DROP_TOKEN_VECTORS = """
+DELETE FROM memory_token_vectors WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)
+"""
+_INSERT_TOKEN_VECTORS = """
+INSERT INTO memory_token_vectors (bank_id, id, vectors) VALUES (%(bank)s, %(id)s, %(vectors)s)
+ON CONFLICT (bank_id, id) DO UPDATE SET vectors = EXCLUDED.vectors
+"""
 # Backfill of late-interaction vectors (see MemoryEngine.backfill_token_vectors). The text
-# guard keeps a memory re-retained meanwhile from getting the vectors of its old text.
+# guard keeps a memory re-retained meanwhile from getting the vectors of its old text, and
+# a retain that stored newer vectors first wins the conflict.
 _MISSING_TOKEN_VECTORS = """
-SELECT bank_id, id, text FROM memory_units
-WHERE token_vectors IS NULL AND (%(bank)s::text IS NULL OR bank_id = %(bank)s)
-ORDER BY bank_id, id LIMIT %(limit)s
+SELECT m.bank_id, m.id, m.text FROM memory_units m
+WHERE (%(bank)s::text IS NULL OR m.bank_id = %(bank)s)
+  AND NOT EXISTS (SELECT 1 FROM memory_token_vectors v
+                  WHERE v.bank_id = m.bank_id AND v.id = m.id)
+ORDER BY m.bank_id, m.id LIMIT %(limit)s
 """
 _STORE_TOKEN_VECTORS = """
-UPDATE memory_units SET token_vectors = %(vectors)s
-WHERE bank_id = %(bank)s AND id = %(id)s AND text = %(text)s AND token_vectors IS NULL
+INSERT INTO memory_token_vectors (bank_id, id, vectors)
+SELECT bank_id, id, %(vectors)s FROM memory_units
+WHERE bank_id = %(bank)s AND id = %(id)s AND text = %(text)s
+ON CONFLICT DO NOTHING
 """
 
 
@@ -268,7 +280,7 @@ def retain_plan(
     prepared: Sequence[PreparedItem],
     embeddings: Vectors,
     settings: Settings,
-    token_vectors: Sequence[bytes | None] | None = None,
+    token_vectors: Sequence[bytes] | None = None,
 ) -> Plan[RetainResult]:
     """All writes of one retain call; the caller runs it in a single transaction."""
     bank = {"bank": bank_id}
@@ -295,17 +307,13 @@ def retain_plan(
     if existing:
         yield Statement(_DROP_TERMS, {**bank, "ids": sorted(existing)}, "none")
         yield Statement(_DROP_UNUSED_TERMS, bank, "none")
-    rows = [
-        _unit_params(
-            bank_id,
-            p,
-            embeddings[p.index],
-            settings,
-            None if token_vectors is None else token_vectors[p.index],
-        )
-        for p in prepared
-    ]
+    rows = [_unit_params(bank_id, p, embeddings[p.index], settings) for p in prepared]
     yield Statement(_UPSERT_UNIT, rows, "many")
+    if existing:
+        yield Statement(_DROP_TOKEN_VECTORS, {**bank, "ids": sorted(existing)}, "none")
+    if token_vectors is not None:
+        vector_rows = [{**bank, "id": p.id, "vectors": token_vectors[p.index]} for p in prepared]
+        yield Statement(_INSERT_TOKEN_VECTORS, vector_rows, "many")
     yield Statement(_ADD_TERMS, {**bank, "ids": ids}, "none")
     yield Statement(_BANK_TOTALS, bank, "none")
 
@@ -402,7 +410,7 @@ def _causal_links(bank_id: str, prepared: Sequence[PreparedItem]) -> Plan[None]:
 
 
 def _unit_params(
-    bank_id: str, p: PreparedItem, embedding: Any, settings: Settings, token_vectors: bytes | None
+    bank_id: str, p: PreparedItem, embedding: Any, settings: Settings
 ) -> dict[str, Any]:
     item = p.item
     return {
@@ -420,7 +428,6 @@ def _unit_params(
         "document_id": p.document_id,
         "chunk_id": p.chunk_id,
         "metadata": Json(item.metadata),
-        "token_vectors": token_vectors,
         "language": settings.text_search_extension_native_language,
         "entity_text": " ".join(p.entities),
     }

@@ -67,6 +67,7 @@ BANK_TABLES = (
     "documents",
     "chunks",
     "memory_units",
+    "memory_token_vectors",
     "entities",
     "unit_entities",
     "memory_links",

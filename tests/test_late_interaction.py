@@ -3,6 +3,7 @@ around it on the real PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,9 +13,10 @@ import numpy as np
 import psycopg
 import pytest
 
-from hindsight_tools import MemoryEngine, Settings
+from hindsight_tools import AsyncMemoryEngine, InvalidRequestError, MemoryEngine, Settings
 from hindsight_tools.late_interaction import (
     DOCUMENT_MAX_TOKENS,
+    ENCODE_ON_RECALL_LIMIT,
     LateInteractionEncoder,
     LateInteractionError,
     load_late_interaction,
@@ -24,7 +26,7 @@ from hindsight_tools.late_interaction import (
 )
 from hindsight_tools.recall.final import rank_final, rerank_head
 from hindsight_tools.recall.fusion import FusedCandidate
-from hindsight_tools.recall.rerank import RerankOutcome
+from hindsight_tools.recall.rerank import RerankOutcome, passthrough_scores
 from hindsight_tools.recall.scoring import Evidence, ScoringWeights
 
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -127,11 +129,11 @@ def test_the_head_and_the_tail_follow_the_late_interaction_order() -> None:
 
 def test_without_a_cross_encoder_the_late_interaction_score_is_the_relevance() -> None:
     fused = [cand(c, i + 1) for i, c in enumerate("abc")]
-    prerank = {"a": 0.3, "b": 0.8, "c": 0.55}
+    prerank = {"a": 0.3, "b": 0.8, "c": 0.35}
     ordered, _ = rerank_head(fused, 3, prerank)
     ranked = rank_final(
         ordered,
-        RerankOutcome(scores=[1.0, 0.55, 0.1], reranker="passthrough"),
+        RerankOutcome(scores=passthrough_scores(3), reranker="passthrough"),
         [Evidence(date=None, proof_count=1)] * 3,
         now=datetime(2024, 1, 1, tzinfo=UTC),
         window=None,
@@ -139,8 +141,8 @@ def test_without_a_cross_encoder_the_late_interaction_score_is_the_relevance() -
         prerank=prerank,
     )
     assert [r.candidate.id for r in ranked] == ["b", "c", "a"]
-    # spread onto [0.1, 1] by value: c sits halfway, not at the 1/rank a fused order gives
-    assert [round(r.final, 3) for r in ranked] == [1.0, 0.55, 0.1]
+    # spread onto [0.1, 1] by value (c is a tenth of the way up), not evenly by rank
+    assert [round(r.final, 3) for r in ranked] == [1.0, 0.19, 0.1]
 
 
 MEMORIES = [
@@ -151,8 +153,11 @@ MEMORIES = [
 
 
 def stored(db: Conn, bank: str) -> dict[str, bytes | None]:
+    """Every memory of ``bank`` with its stored vectors (``None``: it has none)."""
     rows = db.execute(
-        "SELECT id, token_vectors FROM memory_units WHERE bank_id = %s", (bank,)
+        "SELECT m.id, v.vectors FROM memory_units m LEFT JOIN memory_token_vectors v"
+        " ON v.bank_id = m.bank_id AND v.id = m.id WHERE m.bank_id = %s",
+        (bank,),
     ).fetchall()
     return {r[0]: None if r[1] is None else bytes(r[1]) for r in rows}
 
@@ -219,3 +224,72 @@ def test_with_late_interaction_off_nothing_is_stored_and_backfill_fills_it(
         assert [m.id for m in again.memories] == [m.id for m in on_the_fly.memories]
     finally:
         engine.delete_bank(other)
+
+
+def test_re_retaining_with_late_interaction_off_drops_the_old_vectors(
+    engine: MemoryEngine, settings: Settings, bank: str, db: Conn
+) -> None:
+    engine.retain(bank, [{"id": "m", "text": "Jon opened a dance studio."}])
+    assert stored(db, bank)["m"] is not None
+    off = settings.model_copy(update={"late_interaction": False})
+    with MemoryEngine(engine.database_url, settings=off) as plain:
+        plain.retain(bank, [{"id": "m", "text": "Gina lost her job at the bakery."}])
+    # vectors of the old text would rank the new one by what it no longer says
+    assert stored(db, bank) == {"m": None}
+
+
+def test_a_corrupt_stored_blob_is_re_encoded_not_fatal(
+    engine: MemoryEngine, bank: str, db: Conn, encoder: LateInteractionEncoder
+) -> None:
+    engine.retain(bank, MEMORIES)
+    db.execute(
+        "UPDATE memory_token_vectors SET vectors = %s WHERE bank_id = %s AND id = 'violin'",
+        (b"\x01\x02\x03", bank),
+    )
+    result = engine.recall(bank, "Which instrument does Melanie play?", trace=True)
+    assert result.trace is not None and result.trace.late_interaction == len(result.memories)
+    violin = next(m for m in result.memories if m.id == "violin")
+    query = encoder.encode_query("Which instrument does Melanie play?")
+    fresh = encoder.score(query, encoder.encode_documents([MEMORIES[0]["text"]]))[0]
+    assert violin.scores.late_interaction == pytest.approx(fresh, abs=0.02)
+
+
+def test_a_store_not_yet_backfilled_is_recalled_without_late_interaction(
+    engine: MemoryEngine,
+    settings: Settings,
+    bank: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    many = [
+        {"id": f"n{i}", "text": f"Melanie played violin at concert number {i}."}
+        for i in range(ENCODE_ON_RECALL_LIMIT + 5)
+    ]
+    off = settings.model_copy(update={"late_interaction": False})
+    with MemoryEngine(engine.database_url, settings=off) as plain:
+        plain.retain(bank, many)
+    with caplog.at_level(logging.WARNING):
+        slow = engine.recall(bank, "Which instrument does Melanie play?", trace=True)
+    assert slow.trace is not None and slow.trace.late_interaction == 0
+    assert len(slow.memories) == len(many)
+    assert all(m.scores.late_interaction is None for m in slow.memories)
+    assert engine.backfill_token_vectors(bank, batch=16) == len(many)
+    fast = engine.recall(bank, "Which instrument does Melanie play?", trace=True)
+    assert fast.trace is not None and fast.trace.late_interaction == len(many)
+
+
+def test_the_backfill_refuses_a_bad_batch_and_runs_on_the_async_engine(
+    engine: MemoryEngine, settings: Settings, bank: str, db: Conn
+) -> None:
+    with pytest.raises(InvalidRequestError, match="batch"):
+        engine.backfill_token_vectors(bank, batch=0)
+    off = settings.model_copy(update={"late_interaction": False})
+    with MemoryEngine(engine.database_url, settings=off) as plain:
+        plain.retain(bank, MEMORIES)
+
+    async def fill() -> int:
+        async with AsyncMemoryEngine(engine.database_url, settings=settings) as aio:
+            assert aio.late_interaction
+            return await aio.backfill_token_vectors(bank)
+
+    assert asyncio.run(fill()) == len(MEMORIES)
+    assert None not in stored(db, bank).values()

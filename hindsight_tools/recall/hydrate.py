@@ -19,7 +19,7 @@ FROM memory_units m
 WHERE m.bank_id = %(bank)s AND m.id = ANY(%(ids)s)
 """
 _TOKEN_VECTORS = """
-SELECT id, token_vectors FROM memory_units WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)
+SELECT id, vectors FROM memory_token_vectors WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)
 """
 _CHUNKS = """
 SELECT chunk_id, document_id, chunk_index, chunk_text
@@ -59,12 +59,12 @@ def memories_plan(bank_id: str, ids: Sequence[str]) -> Plan[dict[str, MemoryRow]
     return {str(r[0]): MemoryRow(*r) for r in rows}
 
 
-def token_vectors_plan(bank_id: str, ids: Sequence[str]) -> Plan[dict[str, bytes | None]]:
-    """The stored late-interaction vectors of ``ids`` (``None``: never computed)."""
+def token_vectors_plan(bank_id: str, ids: Sequence[str]) -> Plan[dict[str, bytes]]:
+    """The stored late-interaction vectors of those of ``ids`` that have them."""
     if not ids:
         return {}
     rows = yield Statement(_TOKEN_VECTORS, {"bank": bank_id, "ids": list(ids)})
-    return {str(r[0]): None if r[1] is None else bytes(r[1]) for r in rows}
+    return {str(r[0]): bytes(r[1]) for r in rows}
 
 
 def chunks_plan(bank_id: str, chunk_ids: Sequence[str]) -> Plan[dict[str, ChunkRow]]:

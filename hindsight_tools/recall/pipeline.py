@@ -23,7 +23,7 @@ from hindsight_tools.models import (
 from hindsight_tools.recall.arms import ARM_ORDER, ArmName, ranked
 from hindsight_tools.recall.budget import recall_budget, rerank_depth
 from hindsight_tools.recall.final import RankedCandidate, rank_final, rerank_head
-from hindsight_tools.recall.fusion import FusedCandidate, reciprocal_rank_fusion
+from hindsight_tools.recall.fusion import reciprocal_rank_fusion
 from hindsight_tools.recall.graph import GraphQuery, graph_plan
 from hindsight_tools.recall.hydrate import (
     MemoryRow,
@@ -133,7 +133,7 @@ def recall_program(
     query_vector = yield Blocking(lambda: embed_texts(services.embedder, [query])[0])
     stages["embed"] = time.perf_counter() - started
     late = services.late_interaction
-    query_tokens = None
+    query_tokens: Any = None
     if late is not None:
         mark = time.perf_counter()
         query_tokens = yield Blocking(lambda: late.encode_query(query))
@@ -168,19 +168,20 @@ def recall_program(
     fetch: dict[str, Plan[Any]] = {"memories": memories_plan(bank_id, ids)}
     if late is not None:
         fetch["token_vectors"] = token_vectors_plan(bank_id, ids)
+    mark = time.perf_counter()
     hydrated: ParallelResult = yield Parallel(
         {name: with_statement_timeout(plan, limit) for name, plan in fetch.items()}
     )
+    stages["hydrate"] = time.perf_counter() - mark
     rows: dict[str, MemoryRow] = hydrated["memories"][0]
     head = [c for c in head if c.id in rows]  # a memory deleted since the arms ran is dropped
 
     prerank: dict[str, float] | None = None
-    if late is not None and query_tokens is not None:
+    if late is not None:
         mark = time.perf_counter()
-        stored: dict[str, bytes | None] = hydrated["token_vectors"][0]
-        prerank = yield Blocking(
-            lambda: late_interaction_scores(late, query_tokens, head, stored, rows)
-        )
+        stored: dict[str, bytes] = hydrated["token_vectors"][0]
+        texts = {c.id: rows[c.id].text for c in head}
+        prerank = yield Blocking(lambda: late.candidate_scores(query_tokens, texts, stored))
         stages["late_interaction"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
@@ -265,24 +266,6 @@ def recall_program(
             stages=stages,
         )
     return RecallResult(memories=memories, chunks=chunks, trace=trace)
-
-
-def late_interaction_scores(
-    late: LateInteractionEncoder,
-    query_tokens: Any,
-    head: list[FusedCandidate],
-    stored: dict[str, bytes | None],
-    rows: dict[str, MemoryRow],
-) -> dict[str, float]:
-    """MaxSim of every head candidate; memories stored without token vectors (retained
-    before late interaction or with it off) are encoded here, at a cost per memory that
-    ``MemoryEngine.backfill_token_vectors`` pays once instead."""
-    missing = [c.id for c in head if stored.get(c.id) is None]
-    encoded = dict(
-        zip(missing, late.encode_documents([rows[i].text for i in missing]), strict=True)
-    )
-    vectors = [stored.get(c.id) or encoded[c.id] for c in head]
-    return dict(zip([c.id for c in head], late.score(query_tokens, vectors), strict=True))
 
 
 def _graph_timeout(settings: Settings) -> float:
