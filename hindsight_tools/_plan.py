@@ -33,12 +33,15 @@ class Statement:
     ``many`` (``params`` is a sequence of parameter sets, run with ``executemany``).
     ``cancellable``: the statement runs in a savepoint, and if it is cancelled (statement
     timeout) the plan gets :class:`Cancelled` back instead of the transaction failing.
+    ``binary``: results come in PostgreSQL's binary format; for large ``bytea`` values,
+    which the text format would send as hex for the client to decode.
     """
 
     query: Query
     params: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None
     mode: Literal["rows", "none", "many"] = "rows"
     cancellable: bool = False
+    binary: bool = False
 
 
 class Cancelled(list[Row]):
@@ -101,7 +104,7 @@ def _run(cur: psycopg.Cursor[Row], stmt: Statement) -> Rows:
     if stmt.mode == "many":
         cur.executemany(stmt.query, stmt.params or [])  # type: ignore[arg-type]
         return []
-    cur.execute(stmt.query, stmt.params)  # type: ignore[arg-type]
+    cur.execute(stmt.query, stmt.params, binary=stmt.binary)  # type: ignore[arg-type]
     return cur.fetchall() if stmt.mode == "rows" and cur.description is not None else []
 
 
@@ -109,7 +112,7 @@ async def _arun(cur: psycopg.AsyncCursor[Row], stmt: Statement) -> Rows:
     if stmt.mode == "many":
         await cur.executemany(stmt.query, stmt.params or [])  # type: ignore[arg-type]
         return []
-    await cur.execute(stmt.query, stmt.params)  # type: ignore[arg-type]
+    await cur.execute(stmt.query, stmt.params, binary=stmt.binary)  # type: ignore[arg-type]
     return await cur.fetchall() if stmt.mode == "rows" and cur.description is not None else []
 
 

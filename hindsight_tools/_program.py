@@ -2,8 +2,9 @@
 
 A program is a generator that yields steps and receives their results:
 
-* :class:`Parallel` — database plans to run at the same time, each on its own pooled
-  connection and transaction; the result maps each name to ``(value, seconds)``;
+* :class:`Parallel` — work to run at the same time: database plans, each on its own
+  pooled connection and transaction, and :class:`Blocking` work, each in a worker thread;
+  the result maps each name to ``(value, seconds)``;
 * :class:`Blocking` — CPU-bound work (embedding, reranking); the sync engine calls it
   inline, the async engine in a worker thread so the event loop keeps running.
 
@@ -22,13 +23,13 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class Parallel:
-    plans: Mapping[str, Plan[Any]]
+class Blocking:
+    fn: Callable[[], Any]
 
 
 @dataclass(frozen=True)
-class Blocking:
-    fn: Callable[[], Any]
+class Parallel:
+    plans: Mapping[str, Plan[Any] | Blocking]
 
 
 Step = Parallel | Blocking

@@ -131,11 +131,15 @@ class _EngineCore:
         parsed = parse_items(items, self.settings)
         prepared = prepare_items(parsed, self.entity_extractor)
         texts = [item.text for item in parsed]
-        embeddings = yield Blocking(lambda: embed_texts(self.embedder, texts))
         late = self.late_interaction
-        token_vectors = (
-            None if late is None else (yield Blocking(lambda: late.encode_documents(texts)))
-        )
+        encoders = {"embed": Blocking(lambda: embed_texts(self.embedder, texts))}
+        if late is not None:
+            # Two models side by side: each gets a core, where one after the other each
+            # would leave half of its two threads' time waiting on the other.
+            encoders["late_interaction"] = Blocking(lambda: late.encode_documents(texts))
+        encoded: ParallelResult = yield Parallel(encoders)
+        embeddings = encoded["embed"][0]
+        token_vectors = None if late is None else encoded["late_interaction"][0]
         done: ParallelResult = yield Parallel(
             {"retain": retain_plan(bank_id, prepared, embeddings, self.settings, token_vectors)}
         )
@@ -356,9 +360,9 @@ class MemoryEngine:
             else:
                 value = self._run_parallel(step)
 
-    def _timed(self, plan: Plan[Any]) -> tuple[Any, float]:
+    def _timed(self, work: Plan[Any] | Blocking) -> tuple[Any, float]:
         started = time.perf_counter()
-        value = self._run(plan)
+        value = work.fn() if isinstance(work, Blocking) else self._run(work)
         return value, time.perf_counter() - started
 
     def _run_parallel(self, step: Parallel) -> ParallelResult:
@@ -559,9 +563,12 @@ class AsyncMemoryEngine:
             else:
                 value = await self._run_parallel(step)
 
-    async def _timed(self, plan: Plan[Any]) -> tuple[Any, float]:
+    async def _timed(self, work: Plan[Any] | Blocking) -> tuple[Any, float]:
         started = time.perf_counter()
-        value = await self._run(plan)
+        if isinstance(work, Blocking):
+            value = await asyncio.to_thread(work.fn)
+        else:
+            value = await self._run(work)
         return value, time.perf_counter() - started
 
     async def _run_parallel(self, step: Parallel) -> ParallelResult:

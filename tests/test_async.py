@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from typing import Any
 
 import pytest
 
 from hindsight_tools import AsyncMemoryEngine, InvalidRequestError, MemoryEngine, Settings
+from hindsight_tools._plan import Plan, Statement
+from hindsight_tools._program import Blocking, Parallel
 
 
 def test_async_engine_retains_and_recalls(
@@ -101,3 +104,39 @@ def test_an_event_loop_ends_cleanly_with_the_twin_left_open(
     runner.start()
     runner.join(timeout=240)
     assert not runner.is_alive(), "an event loop hung at shutdown"
+
+
+def _meeting_program() -> Any:
+    """Two CPU steps that can only finish if they run at the same time (each waits for the
+    other at a barrier), beside a database plan."""
+    barrier = threading.Barrier(2, timeout=10)
+
+    def meet(name: str) -> str:
+        barrier.wait()
+        return name
+
+    def one() -> Plan[int]:
+        rows = yield Statement("SELECT 41 + 1")
+        return int(rows[0][0])
+
+    done = yield Parallel(
+        {
+            "left": Blocking(lambda: meet("left")),
+            "right": Blocking(lambda: meet("right")),
+            "plan": one(),
+        }
+    )
+    return {name: value for name, (value, _seconds) in done.items()}
+
+
+def test_parallel_runs_blocking_work_side_by_side_in_both_engines(
+    engine: MemoryEngine, settings: Settings
+) -> None:
+    expected = {"left": "left", "right": "right", "plan": 42}
+    assert engine._drive(_meeting_program()) == expected
+
+    async def scenario() -> Any:
+        async with AsyncMemoryEngine(engine.database_url, settings=settings) as aengine:
+            return await aengine._drive(_meeting_program())
+
+    assert asyncio.run(scenario()) == expected

@@ -63,7 +63,9 @@ def token_vectors_plan(bank_id: str, ids: Sequence[str]) -> Plan[dict[str, bytes
     """The stored late-interaction vectors of those of ``ids`` that have them."""
     if not ids:
         return {}
-    rows = yield Statement(_TOKEN_VECTORS, {"bank": bank_id, "ids": list(ids)})
+    # ~16 KB a memory, 300 memories: as hex (the text format) this took 22 ms on the dev
+    # banks, 9 ms in binary.
+    rows = yield Statement(_TOKEN_VECTORS, {"bank": bank_id, "ids": list(ids)}, binary=True)
     return {str(r[0]): bytes(r[1]) for r in rows}
 
 
