@@ -52,7 +52,7 @@ from hindsight_tools.recall.rerank import RerankOutcome
 from hindsight_tools.recall.scoring import Evidence
 
 DATASET = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
-DEPTHS = (8, 12, 14, 16, 20, 24, 28, 32, 40, 48, 60)
+DEPTHS = (4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 60)
 KS = (5, 10, 20, 50)
 ADAPTIVE_FIRST = (16,)
 ADAPTIVE_THEN = (32, 48, 60)

@@ -29,19 +29,25 @@ from hindsight_tools.evaluation import EVAL_BANK_PREFIX, EVAL_MAX_TOKENS, load_d
 DATASET = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
 # name -> settings changes from the defaults
 CONFIGURATIONS: dict[str, dict[str, Any]] = {
-    "default (late interaction, cross-encoder depth 12)": {},
-    "late interaction off, cross-encoder depth 24 (the previous default)": {
-        "late_interaction": False,
-        "reranker_depth_mid": 24,
-    },
+    "default (late interaction, cross-encoder depth 6)": {},
     "late interaction, cross-encoder depth 8": {"reranker_depth_mid": 8},
+    "late interaction, cross-encoder depth 12 (the previous default)": {"reranker_depth_mid": 12},
     "late interaction, passthrough": {"reranker_provider": "passthrough"},
     "late interaction off, passthrough": {
         "late_interaction": False,
         "reranker_provider": "passthrough",
     },
 }
-STAGES = ("embed", "late_interaction_query", "arms", "late_interaction", "rerank", "total")
+STAGES = (
+    "embed",
+    "late_interaction_query",
+    "arms",
+    "hydrate",
+    "late_interaction",
+    "rerank",
+    "token_filter",
+    "total",
+)
 
 
 def percentile(values: Sequence[float], q: float) -> float:

@@ -143,12 +143,14 @@ class Settings(BaseSettings):
     late_interaction_threads: int = Field(default=0, ge=0, description="0 = one per core.")
     # How many candidates the cross-encoder scores, taken from the late-interaction order.
     # Replayed on the dev set (benchmarks/depth_replay.py, docs/benchmarks/
-    # depth-replay-late-interaction.md) recall@10 was 0.766 / 0.775 / 0.776 / 0.777 at
-    # depth 8 / 12 / 16 / 24, each pair costing ~13 ms on 2 cores (more on a loaded host):
-    # past 12 the cross-encoder adds almost nothing to MaxSim's order. With late
-    # interaction off the head is much weaker (0.695 / 0.725 at 16 / 24): set mid to 24.
-    reranker_depth_low: int = Field(default=8, ge=0)
-    reranker_depth_mid: int = Field(default=12, ge=0)
+    # depth-replay-late-interaction.md): recall@10 is MaxSim's own up to depth 10 (the
+    # cross-encoder only reorders inside the top ten) and 0.77-0.78 from 12 on; recall@5
+    # climbs 0.695 / 0.700 / 0.707 / 0.714 at depth 4 / 6 / 8 / 12. A pair costs 13-35 ms
+    # on 2 cores (the host's load decides), so mid stops at 6 to keep its p50 near 200 ms,
+    # and high goes to 24 for the last points of recall@10. With late interaction off the
+    # head is much weaker (0.695 / 0.725 at 16 / 24): set mid to 24.
+    reranker_depth_low: int = Field(default=4, ge=0)
+    reranker_depth_mid: int = Field(default=6, ge=0)
     reranker_depth_high: int = Field(default=24, ge=0)
     reranker_timeout: float | None = Field(
         default=2.0,
