@@ -178,6 +178,8 @@ def adaptive_table(questions: Sequence[Captured], max_depth: int) -> str:
                     f"| {first} | {then} | {confident} | {recall:.3f} | {stopped:.0%} | "
                     f"{statistics.mean(depths):.1f} |"
                 )
+    if len(lines) == 2:
+        return f"(none: every `then` of the grid, {ADAPTIVE_THEN}, is past --max-depth)"
     return "\n".join(lines)
 
 

@@ -15,6 +15,7 @@ that first against the same ``HINDSIGHT_API_DATA_DIR``.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 from collections.abc import Sequence
@@ -69,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, changes in CONFIGURATIONS.items()
     }
     stages: dict[str, list[dict[str, float]]] = {name: [] for name in engines}
+    load_before = os.getloadavg()[0]
     try:
         for bank, question in tqdm(asked, unit="question", desc="interleaved recalls"):
             for name, engine in engines.items():
@@ -106,6 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"`{command}`\n\n{len(asked)} questions (all categories), each asked of every "
         "configuration in turn, budget mid, on the banks of an earlier eval run.\n\n"
         + "\n".join(lines)
+        + f"\n\nLoad average (1 min) {load_before:.2f} at the start, "
+        f"{os.getloadavg()[0]:.2f} at the end (this run included)."
     )
     print(report)
     if args.out:

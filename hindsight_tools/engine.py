@@ -131,15 +131,13 @@ class _EngineCore:
         parsed = parse_items(items, self.settings)
         prepared = prepare_items(parsed, self.entity_extractor)
         texts = [item.text for item in parsed]
+        # One model after the other: a batch keeps both cores busy on its own, and side by
+        # side measured within the host's noise (benchmarks/retain_bench.py, session 7).
+        embeddings = yield Blocking(lambda: embed_texts(self.embedder, texts))
         late = self.late_interaction
-        encoders = {"embed": Blocking(lambda: embed_texts(self.embedder, texts))}
-        if late is not None:
-            # Two models side by side: each gets a core, where one after the other each
-            # would leave half of its two threads' time waiting on the other.
-            encoders["late_interaction"] = Blocking(lambda: late.encode_documents(texts))
-        encoded: ParallelResult = yield Parallel(encoders)
-        embeddings = encoded["embed"][0]
-        token_vectors = None if late is None else encoded["late_interaction"][0]
+        token_vectors = (
+            None if late is None else (yield Blocking(lambda: late.encode_documents(texts)))
+        )
         done: ParallelResult = yield Parallel(
             {"retain": retain_plan(bank_id, prepared, embeddings, self.settings, token_vectors)}
         )
