@@ -25,7 +25,12 @@ from typing import Any
 from tqdm import tqdm
 
 from hindsight_tools import MemoryEngine, Settings
-from hindsight_tools.evaluation import EVAL_BANK_PREFIX, EVAL_MAX_TOKENS, load_dataset
+from hindsight_tools.evaluation import (
+    EVAL_BANK_PREFIX,
+    EVAL_MAX_TOKENS,
+    latency_percentiles,
+    load_dataset,
+)
 
 DATASET = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
 # name -> settings changes from the defaults
@@ -49,10 +54,6 @@ STAGES = (
     "token_filter",
     "total",
 )
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -95,11 +96,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "|---|---:|---:|---:|" + "---:|" * (len(STAGES) - 1),
     ]
     for name, runs in stages.items():
-        totals = [s["total"] * 1000 for s in runs]
+        p50, p95 = latency_percentiles([s["total"] * 1000 for s in runs]) or (0.0, 0.0)
         cells = [statistics.median(s.get(stage, 0.0) for s in runs) * 1000 for stage in STAGES]
         lines.append(
-            f"| {name} | {statistics.median(totals):.1f} | {percentile(totals, 95):.1f} | "
-            f"{statistics.median(totals) / (first * 1000):.2f} | "
+            f"| {name} | {p50:.1f} | {p95:.1f} | {p50 / (first * 1000):.2f} | "
             + " | ".join(f"{v:.1f}" for v in cells[:-1])
             + " |"
         )
