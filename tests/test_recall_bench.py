@@ -13,6 +13,7 @@ from benchmarks.recall_bench import (
     NOW,
     TIME_EXPRESSIONS,
     CompositeEmbedder,
+    _named,
     fill,
     make_memories,
     make_questions,
@@ -94,6 +95,13 @@ def test_overlap_compares_the_top_k_by_similarity() -> None:
     assert overlap([("b", 0.8), ("a", 0.9)], exact, 2) == 1.0
     assert overlap([("a", 0.9), ("c", 0.7)], exact, 2) == 0.5
     assert overlap([], [], 5) == 1.0
+
+
+def test_side_by_side_encoders_count_once_in_the_named_stages() -> None:
+    # embed and late_interaction_query overlap: the slower one is their wall time
+    stages = {"embed": 0.010, "late_interaction_query": 0.007, "arms": 0.020, "total": 0.050}
+    assert _named(stages) == pytest.approx(0.030)
+    assert _named({"late_interaction_query": 0.004, "rerank": 0.1}) == pytest.approx(0.104)
 
 
 def test_percentile() -> None:
