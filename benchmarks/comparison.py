@@ -27,9 +27,10 @@ NOTES = (
     "Latency figures come from a shared 2-core machine (see the load averages below): "
     "compare systems within one run, not across runs.",
     "",
-    "Not measured here: a bank of 1M memories. Retaining the 100k bank took about 32 minutes "
-    "(53 memories/s, `docs/recall-bench-100k.md`) and 3.9 GB on disk, so 1M would need about "
-    "5 hours and 40 GB; the scale section stops at 100k.",
+    "Not measured here: a bank of 1M memories. Retaining the 100k bank took about 27 minutes "
+    "(66 memories/s with late interaction, `docs/benchmarks/recall-bench-100k.md`) and 5.1 GB "
+    "on disk, so 1M would need at least 4.5 hours (retain slows as a bank grows) and 50 GB; "
+    "the scale section stops at 100k.",
 )
 
 
