@@ -38,6 +38,11 @@ class Embedder(Protocol):
         ...
 
 
+def canonical_model_name(name: str) -> str:
+    """The name a store records for a model: the default model's two spellings are one."""
+    return DEFAULT_EMBEDDINGS_MODEL if name == "all-MiniLM-L6-v2" else name
+
+
 def resolve_model_path(name: str) -> str:
     """A model name or path -> something sentence-transformers loads without a network.
 

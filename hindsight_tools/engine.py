@@ -23,7 +23,12 @@ from hindsight_tools import store
 from hindsight_tools._plan import Plan, Statement, arun_plan, run_plan
 from hindsight_tools._program import Blocking, Parallel, ParallelResult, Program
 from hindsight_tools.embedded import EmbeddedServer, acquire_server
-from hindsight_tools.embedding import Embedder, default_embedder, embed_texts
+from hindsight_tools.embedding import (
+    Embedder,
+    canonical_model_name,
+    default_embedder,
+    embed_texts,
+)
 from hindsight_tools.entities import EntityExtractor, extract_entities
 from hindsight_tools.errors import FieldProblem, InvalidRequestError, StoreError
 from hindsight_tools.late_interaction import load_late_interaction
@@ -117,7 +122,9 @@ class _EngineCore:
             server = acquire_server(self.settings.data_dir, self.settings.embedded_server_settings)
             conninfo = server.uri
         try:
-            store.bootstrap(conninfo, self.embedder.dimension)
+            store.bootstrap(
+                conninfo, self.embedder.dimension, canonical_model_name(self.embedder.name)
+            )
         except BaseException:
             if server is not None:
                 server.release()

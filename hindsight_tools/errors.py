@@ -6,7 +6,7 @@
     ├── InvalidRequestError (also ValueError)   bad input; nothing was written
     ├── StoreError                              the database could not do what was asked
     │   ├── MissingExtensionError               a required PostgreSQL extension is absent
-    │   ├── SchemaMismatchError                 the store was made for another embedding size
+    │   ├── SchemaMismatchError                 the store was made by another embedding model
     │   └── EmbeddedServerError                 the embedded PostgreSQL would not start
     ├── EmbedderError                           the embedding model failed to load or run
     └── RerankerError                           a reranker failed to load or to score
@@ -56,7 +56,8 @@ class MissingExtensionError(StoreError):
 
 
 class SchemaMismatchError(StoreError):
-    """The store was created for another embedding dimension than the configured model's."""
+    """The store's embeddings were made by another model (or dimension) than the configured
+    one."""
 
 
 class EmbeddedServerError(StoreError):

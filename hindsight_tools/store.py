@@ -40,12 +40,17 @@ def redact(conninfo: str) -> str:
     return " ".join(f"{key}={value}" for key, value in params.items() if key != "password")
 
 
-def bootstrap(conninfo: str, dimension: int) -> list[int]:
-    """Make the database ready: extensions present, schema migrated. Returns versions applied."""
+def bootstrap(conninfo: str, dimension: int, model: str | None = None) -> list[int]:
+    """Make the database ready: extensions present, schema migrated. Returns versions applied.
+
+    With ``model`` (the embedder's name) the store also remembers which model wrote its
+    vectors and refuses another one: two models of the same dimension would otherwise
+    compare unlike vectors without any error.
+    """
     try:
         with psycopg.connect(conninfo, autocommit=True) as conn:
             ensure_extensions(conn, conninfo)
-            return apply_migrations(conn, dimension)
+            return apply_migrations(conn, dimension, model)
     except psycopg.OperationalError as exc:
         raise StoreError(f"cannot connect to PostgreSQL at {redact(conninfo)}: {exc}") from exc
 
@@ -82,7 +87,9 @@ def _version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split(".") if part.isdigit())
 
 
-def apply_migrations(conn: psycopg.Connection[Any], dimension: int) -> list[int]:
+def apply_migrations(
+    conn: psycopg.Connection[Any], dimension: int, model: str | None = None
+) -> list[int]:
     applied_now: list[int] = []
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
@@ -108,6 +115,8 @@ def apply_migrations(conn: psycopg.Connection[Any], dimension: int) -> list[int]
                 f"makes {dimension}-dimensional ones; use the original model "
                 "(HINDSIGHT_API_EMBEDDINGS_MODEL) or another database/data dir"
             )
+        if model is not None:
+            _check_model(conn, model)
         done = {v for (v,) in conn.execute("SELECT version FROM hindsight_schema_version")}
         for version, filename in MIGRATIONS:
             if version in done:
@@ -120,6 +129,23 @@ def apply_migrations(conn: psycopg.Connection[Any], dimension: int) -> list[int]
             )
             applied_now.append(version)
     return applied_now
+
+
+def _check_model(conn: psycopg.Connection[Any], model: str) -> None:
+    # A store from before this record, or a new one, takes the first model that opens it.
+    conn.execute(
+        "INSERT INTO hindsight_meta VALUES ('embedding_model', %s) ON CONFLICT DO NOTHING",
+        (model,),
+    )
+    row = conn.execute("SELECT value FROM hindsight_meta WHERE key = 'embedding_model'").fetchone()
+    stored = str(row[0]) if row else model
+    if stored != model:
+        raise SchemaMismatchError(
+            f"this store's embeddings were made by {stored!r} but the configured model is "
+            f"{model!r}; vectors of different models can't be compared. Use "
+            f"HINDSIGHT_API_EMBEDDINGS_MODEL={stored}, or another database/data dir and "
+            "retain the memories there again"
+        )
 
 
 def open_pool(conninfo: str, settings: Settings) -> ConnectionPool[psycopg.Connection[Any]]:

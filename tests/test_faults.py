@@ -29,6 +29,7 @@ from hindsight_tools import (
 )
 from hindsight_tools.embedded import pgdata_for
 from hindsight_tools.embedding import Vectors
+from hindsight_tools.settings import DEFAULT_EMBEDDINGS_MODEL
 from tests.conftest import BANK_TABLES, count
 from tests.faults import (
     Conn,
@@ -52,9 +53,10 @@ ITEMS = [
 
 
 class BrokenEmbedder:
-    """Right dimension, but the model falls over (as an out-of-memory error would)."""
+    """The store's own model and dimension, but it falls over (as an out-of-memory error
+    would). It carries the real model's name: a store refuses an embedder of another model."""
 
-    name = "broken"
+    name = DEFAULT_EMBEDDINGS_MODEL
     dimension = 384
 
     def __init__(self, shape_only: bool = False) -> None:
@@ -107,17 +109,17 @@ def test_an_embedder_failure_is_an_embedder_error_and_writes_nothing(
     with MemoryEngine(
         engine.database_url, settings=settings, embedder=BrokenEmbedder(shape_only)
     ) as broken:
-        with pytest.raises(EmbedderError, match="broken") as caught:
+        with pytest.raises(EmbedderError, match="all-MiniLM-L6-v2") as caught:
             broken.retain(bank, ITEMS)
         assert all(count(db, table, bank) == 0 for table in BANK_TABLES)
-        with pytest.raises(EmbedderError, match="broken"):
+        with pytest.raises(EmbedderError, match="all-MiniLM-L6-v2"):
             broken.recall(bank, "Where did I go hiking?")
 
         async def through_the_async_engine() -> None:
             async with broken.aio as aio:
                 await aio.recall(bank, "Where did I go hiking?")
 
-        with pytest.raises(EmbedderError, match="broken"):
+        with pytest.raises(EmbedderError, match="all-MiniLM-L6-v2"):
             asyncio.run(through_the_async_engine())
     if not shape_only:
         assert isinstance(caught.value.__cause__, RuntimeError)

@@ -18,7 +18,8 @@ from hindsight_tools import (
     Settings,
     StoreError,
 )
-from hindsight_tools.embedding import Vectors
+from hindsight_tools.embedding import Vectors, canonical_model_name
+from hindsight_tools.settings import DEFAULT_EMBEDDINGS_MODEL
 from hindsight_tools.store import MIGRATIONS, bootstrap
 
 
@@ -57,6 +58,27 @@ def test_vector_dimension_follows_the_model(scratch_db: str) -> None:
         bootstrap(scratch_db, 384)
 
 
+def test_the_store_refuses_a_model_other_than_the_one_that_wrote_it(scratch_db: str) -> None:
+    bootstrap(scratch_db, 8)  # a store from before the record: the first model takes it
+    bootstrap(scratch_db, 8, "team/model-a")
+    bootstrap(scratch_db, 8, "team/model-a")
+    with pytest.raises(SchemaMismatchError) as caught:
+        bootstrap(scratch_db, 8, "team/model-b")  # same dimension: only the record tells
+    message = str(caught.value)
+    assert "'team/model-a'" in message and "'team/model-b'" in message
+    assert "HINDSIGHT_API_EMBEDDINGS_MODEL=team/model-a" in message
+    with psycopg.connect(scratch_db) as conn:
+        row = conn.execute("SELECT value FROM hindsight_meta WHERE key = 'embedding_model'")
+        assert row.fetchone() == ("team/model-a",)
+
+
+def test_the_default_models_two_spellings_are_one_model(scratch_db: str) -> None:
+    bootstrap(scratch_db, 384, canonical_model_name("all-MiniLM-L6-v2"))
+    bootstrap(scratch_db, 384, canonical_model_name(DEFAULT_EMBEDDINGS_MODEL))
+    with pytest.raises(SchemaMismatchError):
+        bootstrap(scratch_db, 384, canonical_model_name("BAAI/bge-small-en-v1.5"))
+
+
 def test_missing_extension_is_named(engine: MemoryEngine, scratch_db: str) -> None:
     role = f"plain_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(engine.database_url, autocommit=True) as conn:
@@ -89,6 +111,23 @@ def test_external_url_with_a_custom_embedder(settings: Settings, scratch_db: str
     with MemoryEngine(scratch_db, settings=settings, embedder=TinyEmbedder()) as engine:
         assert engine.database_url == scratch_db
         engine.retain("ext", [{"id": "x", "text": "hello"}])
+        assert [m.id for m in engine.recall("ext", "hello").memories] == ["x"]
+
+
+class OtherTinyEmbedder(TinyEmbedder):
+    """Same dimension as :class:`TinyEmbedder`, another model."""
+
+    name = "tiny-2"
+
+
+def test_an_engine_on_another_model_is_refused_and_the_memories_stay(
+    settings: Settings, scratch_db: str
+) -> None:
+    with MemoryEngine(scratch_db, settings=settings, embedder=TinyEmbedder()) as engine:
+        engine.retain("ext", [{"id": "x", "text": "hello"}])
+    with pytest.raises(SchemaMismatchError, match="'tiny' but the configured model is 'tiny-2'"):
+        MemoryEngine(scratch_db, settings=settings, embedder=OtherTinyEmbedder())
+    with MemoryEngine(scratch_db, settings=settings, embedder=TinyEmbedder()) as engine:
         assert [m.id for m in engine.recall("ext", "hello").memories] == ["x"]
 
 
