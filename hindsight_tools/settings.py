@@ -145,10 +145,10 @@ class Settings(BaseSettings):
     # Replayed on the dev set (benchmarks/depth_replay.py, docs/benchmarks/
     # depth-replay-late-interaction.md): recall@10 is MaxSim's own up to depth 10 (the
     # cross-encoder only reorders inside the top ten) and 0.77-0.78 from 12 on; recall@5
-    # climbs 0.695 / 0.700 / 0.707 / 0.714 at depth 4 / 6 / 8 / 12. A pair costs 13-35 ms
-    # on 2 cores (the host's load decides), so mid stops at 6 to keep its p50 near 200 ms,
-    # and high goes to 24 for the last points of recall@10. With late interaction off the
-    # head is much weaker (0.695 / 0.725 at 16 / 24): set mid to 24.
+    # climbs 0.695 / 0.700 / 0.707 / 0.714 at depth 4 / 6 / 8 / 12. A pair costs 9-35 ms
+    # on 2 cores (the host's load decides), so mid stops at 6: recall p50 149 ms on a quiet
+    # host, 264 on a loaded one. High goes to 24 for the last points of recall@10. With
+    # late interaction off the head is much weaker (0.695 / 0.725 at 16 / 24): set mid to 24.
     reranker_depth_low: int = Field(default=4, ge=0)
     reranker_depth_mid: int = Field(default=6, ge=0)
     reranker_depth_high: int = Field(default=24, ge=0)

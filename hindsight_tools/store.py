@@ -101,22 +101,21 @@ def apply_migrations(
         conn.execute(
             "CREATE TABLE IF NOT EXISTS hindsight_meta (key text PRIMARY KEY, value text NOT NULL)"
         )
-        conn.execute(
-            "INSERT INTO hindsight_meta VALUES ('embedding_dimension', %s) ON CONFLICT DO NOTHING",
-            (str(dimension),),
-        )
-        row = conn.execute(
-            "SELECT value FROM hindsight_meta WHERE key = 'embedding_dimension'"
-        ).fetchone()
-        stored = int(row[0]) if row else dimension
+        stored = int(_recorded(conn, "embedding_dimension", str(dimension)))
         if stored != dimension:
             raise SchemaMismatchError(
                 f"this store holds {stored}-dimensional embeddings but the configured model "
                 f"makes {dimension}-dimensional ones; use the original model "
                 "(HINDSIGHT_API_EMBEDDINGS_MODEL) or another database/data dir"
             )
-        if model is not None:
-            _check_model(conn, model)
+        # A store from before this record, or a new one, takes the first model that opens it.
+        if model is not None and (writer := _recorded(conn, "embedding_model", model)) != model:
+            raise SchemaMismatchError(
+                f"this store's embeddings were made by {writer!r} but the configured model is "
+                f"{model!r}; vectors of different models can't be compared. Use "
+                f"HINDSIGHT_API_EMBEDDINGS_MODEL={writer}, or another database/data dir and "
+                "retain the memories there again"
+            )
         done = {v for (v,) in conn.execute("SELECT version FROM hindsight_schema_version")}
         for version, filename in MIGRATIONS:
             if version in done:
@@ -131,21 +130,11 @@ def apply_migrations(
     return applied_now
 
 
-def _check_model(conn: psycopg.Connection[Any], model: str) -> None:
-    # A store from before this record, or a new one, takes the first model that opens it.
-    conn.execute(
-        "INSERT INTO hindsight_meta VALUES ('embedding_model', %s) ON CONFLICT DO NOTHING",
-        (model,),
-    )
-    row = conn.execute("SELECT value FROM hindsight_meta WHERE key = 'embedding_model'").fetchone()
-    stored = str(row[0]) if row else model
-    if stored != model:
-        raise SchemaMismatchError(
-            f"this store's embeddings were made by {stored!r} but the configured model is "
-            f"{model!r}; vectors of different models can't be compared. Use "
-            f"HINDSIGHT_API_EMBEDDINGS_MODEL={stored}, or another database/data dir and "
-            "retain the memories there again"
-        )
+def _recorded(conn: psycopg.Connection[Any], key: str, value: str) -> str:
+    """The store's value for ``key``; ``value`` is recorded first if it has none."""
+    conn.execute("INSERT INTO hindsight_meta VALUES (%s, %s) ON CONFLICT DO NOTHING", (key, value))
+    row = conn.execute("SELECT value FROM hindsight_meta WHERE key = %s", (key,)).fetchone()
+    return value if row is None else str(row[0])
 
 
 def open_pool(conninfo: str, settings: Settings) -> ConnectionPool[psycopg.Connection[Any]]:
