@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from hindsight_tools.errors import FieldProblem, InvalidRequestError
 from hindsight_tools.jsonl import item_from_record, read_documents, read_records
 from hindsight_tools.models import Budget
+from hindsight_tools.validation import MAX_CHUNK_CHARS
 
 if TYPE_CHECKING:  # the engine pulls in the database and model stack; metrics need neither
     from hindsight_tools.engine import MemoryEngine
@@ -339,9 +340,12 @@ def _load_items(path: Path, documents: Mapping[str, str]) -> dict[str, list[dict
     for number, record in read_records(path):
         bank = _bank_of(record, f"{path}:{number}")
         item = item_from_record(record)
-        # The session transcript is the memory's chunk, as `hindsight-tools retain` does it.
-        if item.get("document_id") in documents and "chunk" not in item:
-            item["chunk"] = documents[item["document_id"]]
+        # The session transcript is the memory's chunk, as `hindsight-tools retain` does it;
+        # a transcript longer than a chunk may be (long assistant chats) is left out rather
+        # than failing the run, since recall never reads chunks.
+        transcript = documents.get(str(item.get("document_id")))
+        if transcript is not None and "chunk" not in item and len(transcript) <= MAX_CHUNK_CHARS:
+            item["chunk"] = transcript
         by_bank.setdefault(bank, []).append(item)
     return by_bank
 

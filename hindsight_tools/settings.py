@@ -119,7 +119,10 @@ class Settings(BaseSettings):
     graph_timeout: float = Field(
         default=10.0, gt=0, description="Seconds before the graph arm drops its entity signal."
     )
-    temporal_min_similarity: float = Field(default=0.1, ge=-1.0, le=1.0)
+    # -1 takes every memory of the window (up to the budget), best match first: a question
+    # that names only a period ("What happened last spring?") matches all of its memories,
+    # and a floor dropped the ones whose wording happened to be far from the question's.
+    temporal_min_similarity: float = Field(default=-1.0, ge=-1.0, le=1.0)
     # Rerank and combined scoring (SPEC §7–§8)
     reranker_provider: str = Field(
         default="auto",
@@ -179,7 +182,10 @@ class Settings(BaseSettings):
     recency_function: Literal["linear", "exponential", "none"] = "linear"
     recency_half_life_days: float = Field(default=90.0, gt=0)
     recency_alpha: float = Field(default=0.2, ge=0, le=1)
-    temporal_alpha: float = Field(default=0.2, ge=0, le=1)
+    # How much of its relevance a memory far outside the query's time window loses
+    # (hindsight_tools.recall.scoring.window_weight); 0 lets the window only gather
+    # candidates through the temporal arm.
+    temporal_alpha: float = Field(default=0.8, ge=0, le=1)
     proof_count_alpha: float = Field(default=0.1, ge=0, le=1)
     recall_budget_function: Literal["fixed", "adaptive"] = "fixed"
     recall_budget_low: int = Field(default=100, ge=1)

@@ -17,7 +17,7 @@ NOW = datetime(2024, 1, 1, tzinfo=UTC)
 def _question() -> Captured:
     # Fused order a, b, c, d; the cross-encoder likes d best, then c.
     head = [
-        FusedCandidate("a", 0.04, {"semantic": 1, "bm25": 1}),
+        FusedCandidate("a", 0.04, {"semantic": 1, "bm25": 5}),
         FusedCandidate("b", 0.03, {"semantic": 2}),
         FusedCandidate("c", 0.02, {"bm25": 3}),
         FusedCandidate("d", 0.01, {"semantic": 4}),

@@ -1,4 +1,4 @@
-"""Combined scoring (SPEC §8) and the final order: pure functions, exact values."""
+"""Combined scoring and the final order: pure functions, exact values."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from hindsight_tools.recall.final import (
+    candidate_order,
     passthrough_relevance,
     rank_final,
     rerank_head,
@@ -23,6 +24,7 @@ from hindsight_tools.recall.scoring import (
     recency_signal,
     relevance_scale,
     temporal_signal,
+    window_weight,
 )
 from hindsight_tools.temporal import TimeWindow
 
@@ -52,24 +54,68 @@ def test_undated_and_disabled_recency_are_neutral() -> None:
     assert recency_signal(ago(1), NOW, "none", 90) == 0.5
 
 
-def test_temporal_signal_peaks_at_the_window_centre() -> None:
-    june = TimeWindow(
-        datetime(2023, 6, 1, tzinfo=UTC), datetime(2023, 6, 30, 23, 59, 59, tzinfo=UTC)
-    )
-    centre = june.centre()
-    assert centre is not None
-    assert temporal_signal(centre, june) == pytest.approx(1.0)
-    assert temporal_signal(datetime(2023, 6, 1, tzinfo=UTC), june) == pytest.approx(0.0)
-    assert temporal_signal(centre + timedelta(days=7.5), june) == pytest.approx(0.5)
-    assert temporal_signal(datetime(2023, 9, 1, tzinfo=UTC), june) == 0.0
-    assert temporal_signal(None, june) == 0.5
-    assert temporal_signal(centre, None) == 0.5
+JUNE = TimeWindow(
+    datetime(2023, 6, 1, tzinfo=UTC), datetime(2023, 6, 30, 23, 59, 59, 999999, tzinfo=UTC)
+)
+
+
+def on(day: datetime, end: datetime | None = None) -> Evidence:
+    return Evidence(date=day, end=end)
+
+
+def test_the_whole_window_counts_alike() -> None:
+    # the edges as much as the centre: "in June" asks for June 1st as much as June 15th
+    for day in (1, 15, 30):
+        assert temporal_signal(on(datetime(2023, 6, day, tzinfo=UTC)), JUNE) == 1.0
+    assert temporal_signal(Evidence(None), JUNE) == 0.5
+    assert temporal_signal(on(datetime(2023, 6, 5, tzinfo=UTC)), None) == 0.5
+
+
+def test_outside_the_window_the_signal_falls_over_one_window_length() -> None:
+    end = JUNE.end
+    assert end is not None
+    days = JUNE.days()
+    assert days == pytest.approx(30)
+    assert temporal_signal(on(end + timedelta(days=15)), JUNE) == pytest.approx(0.5, abs=1e-6)
+    assert temporal_signal(on(datetime(2023, 5, 17, tzinfo=UTC)), JUNE) == pytest.approx(0.5)
+    assert temporal_signal(on(end + timedelta(days=31)), JUNE) == 0.0
+    # a short window falls over a week, not over its own single day
+    day = TimeWindow(datetime(2023, 6, 5, tzinfo=UTC), datetime(2023, 6, 5, 23, tzinfo=UTC))
+    two_days_later = datetime(2023, 6, 7, 23, tzinfo=UTC)
+    assert temporal_signal(on(two_days_later), day) == pytest.approx(1 - 2 / 7)
+
+
+def test_a_span_that_overlaps_the_window_is_inside() -> None:
+    spring_to_summer = on(datetime(2023, 4, 1, tzinfo=UTC), datetime(2023, 6, 10, tzinfo=UTC))
+    assert temporal_signal(spring_to_summer, JUNE) == 1.0
+    assert temporal_signal(on(datetime(2023, 4, 1, tzinfo=UTC)), JUNE) < 0.1
 
 
 def test_half_open_windows_reward_inside() -> None:
     since = TimeWindow(datetime(2023, 6, 1, tzinfo=UTC), None)
-    assert temporal_signal(datetime(2023, 7, 1, tzinfo=UTC), since) == 1.0
-    assert temporal_signal(datetime(2023, 5, 1, tzinfo=UTC), since) == 0.0
+    assert temporal_signal(on(datetime(2023, 7, 1, tzinfo=UTC)), since) == 1.0
+    assert temporal_signal(on(datetime(2023, 5, 31, tzinfo=UTC)), since) == pytest.approx(1 - 1 / 7)
+    assert temporal_signal(on(datetime(2023, 5, 1, tzinfo=UTC)), since) == 0.0
+
+
+def test_the_window_weight_keeps_inside_and_cuts_far_outside() -> None:
+    assert window_weight(0.8, 1.0) == 1.0
+    assert window_weight(0.8, 0.0) == pytest.approx(0.2)
+    assert window_weight(0.8, 0.5) == pytest.approx(0.6)  # undated: halfway
+    assert window_weight(0.0, 0.0) == 1.0  # alpha 0: the window doesn't reorder
+
+
+def test_in_window_memories_pass_more_relevant_ones_from_elsewhere() -> None:
+    inside, outside = on(datetime(2023, 6, 20, tzinfo=UTC)), on(datetime(2022, 1, 1, tzinfo=UTC))
+    low_inside, high_outside = combined_scores(
+        [0.3, 1.0], [inside, outside], now=NOW, window=JUNE, weights=WEIGHTS
+    )
+    assert low_inside.final > high_outside.final
+    # ... but not one the reranker found irrelevant (the floor of the head's range)
+    floor_inside, top_outside = combined_scores(
+        [0.1, 1.0], [inside, outside], now=NOW, window=JUNE, weights=WEIGHTS
+    )
+    assert floor_inside.final < top_outside.final
 
 
 def test_proof_signal() -> None:
@@ -86,8 +132,8 @@ def test_the_articles_extremes() -> None:
         window=TimeWindow(NOW - timedelta(days=1), NOW + timedelta(days=1)),
         weights=WEIGHTS,
     )[0]
-    assert (best.recency, best.temporal, best.proof) == pytest.approx((1.10, 1.10, 1.05))
-    assert best.final == pytest.approx(1.10 * 1.10 * 1.05)
+    assert (best.recency, best.temporal, best.proof) == pytest.approx((1.10, 1.0, 1.05))
+    assert best.final == pytest.approx(1.10 * 1.05)
     worst_recency = boost(0.2, recency_signal(ago(1000), NOW, "linear", 90))
     assert worst_recency == pytest.approx(0.92)
     assert boost(0.2, 0.0) == pytest.approx(0.9) and boost(0.1, 0.0) == pytest.approx(0.95)
@@ -208,12 +254,12 @@ def test_spread_relevance_is_min_max_onto_the_floor() -> None:
     assert spread_relevance([0.03, 0.02, 0.01]) == pytest.approx([1.0, 0.55, 0.1])
 
 
-def test_the_unscored_tail_follows_the_best_direct_rank() -> None:
+def test_the_unscored_tail_keeps_the_order_it_is_given() -> None:
     fused = [
         FusedCandidate("scored", 0.05, {"semantic": 1}),
-        FusedCandidate("graph-only", 0.04, {"graph": 1, "temporal": 1}),
-        FusedCandidate("sem-9", 0.02, {"semantic": 9}),
         FusedCandidate("bm-3", 0.015, {"bm25": 3}),
+        FusedCandidate("sem-9", 0.02, {"semantic": 9}),
+        FusedCandidate("graph-only", 0.04, {"graph": 1, "temporal": 1}),
     ]
     ranked = rank_final(
         fused,
@@ -226,21 +272,48 @@ def test_the_unscored_tail_follows_the_best_direct_rank() -> None:
     assert [r.candidate.id for r in ranked] == ["scored", "bm-3", "sem-9", "graph-only"]
 
 
-def test_the_rerank_head_seats_each_direct_arms_best_first() -> None:
+def test_without_late_interaction_the_head_follows_the_best_direct_rank() -> None:
     fused = [
-        FusedCandidate("both", 0.032, {"semantic": 2, "bm25": 2}),
+        FusedCandidate("both", 0.032, {"semantic": 2, "bm25": 4}),
         FusedCandidate("graph-1", 0.0165, {"graph": 1, "temporal": 1}),
         FusedCandidate("sem-1", 0.0164, {"semantic": 1}),
         FusedCandidate("bm-3", 0.0159, {"bm25": 3}),
         FusedCandidate("sem-5", 0.0154, {"semantic": 5}),
     ]
+    # semantic's #1, then semantic's #2, then BM25's #3; "graph-1", the #1 of two arms, is
+    # the only candidate two arms agree on and takes the head's last seat from BM25's #3
     head, rest = rerank_head(fused, 3)
-    # semantic's #1, then both arms' #2, then BM25's #3 over RRF's 2nd (found by expansion
-    # arms only); the head keeps fused order
-    assert [c.id for c in head] == ["both", "sem-1", "bm-3"]
-    assert [c.id for c in rest] == ["graph-1", "sem-5"]
-    head, rest = rerank_head(fused, 4)
-    assert [c.id for c in head] == ["both", "sem-1", "bm-3", "sem-5"]
-    assert [c.id for c in rest] == ["graph-1"]  # expansion-only candidates come last
+    assert [c.id for c in head] == ["sem-1", "both", "graph-1"]
+    assert [c.id for c in rest] == ["bm-3", "sem-5"]
+    assert [c.id for c in candidate_order(fused)] == ["sem-1", "both", "bm-3", "sem-5", "graph-1"]
     everything, nothing = rerank_head(fused, 10)
-    assert everything == fused and nothing == []
+    assert {c.id for c in everything} == {c.id for c in fused} and nothing == []
+
+
+def test_the_arms_agreement_survives_the_head_selection() -> None:
+    # MaxSim puts "agreed" last, although the temporal, semantic and BM25 arms all rank it
+    # first; it still reaches the cross-encoder, at the head's last seat
+    fused = [
+        FusedCandidate("agreed", 0.049, {"temporal": 1, "semantic": 1, "bm25": 1}),
+        *(FusedCandidate(f"m{i}", 0.03 - i / 1000, {"semantic": i + 2}) for i in range(8)),
+    ]
+    prerank = {"agreed": 0.2, **{f"m{i}": 0.9 - i / 100 for i in range(8)}}
+    head, rest = rerank_head(fused, 4, prerank)
+    assert [c.id for c in head] == ["m0", "m1", "m2", "agreed"]
+    assert [c.id for c in rest] == [f"m{i}" for i in range(3, 8)]
+    # one arm alone is no agreement
+    alone = [FusedCandidate("one-arm", 0.05, {"bm25": 1}), *fused[1:]]
+    head, _ = rerank_head(alone, 4, {**prerank, "one-arm": 0.2})
+    assert [c.id for c in head] == ["m0", "m1", "m2", "m3"]
+    # nor does a seat go to a second agreed candidate when one is in the head already
+    head, _ = rerank_head(fused, 4, {**prerank, "agreed": 0.95})
+    assert [c.id for c in head] == ["agreed", "m0", "m1", "m2"]
+
+
+def test_the_window_weight_reorders_the_head() -> None:
+    fused = [FusedCandidate(f"m{i}", 0.03 - i / 1000, {"semantic": i + 1}) for i in range(6)]
+    prerank = {f"m{i}": 0.9 - i / 100 for i in range(6)}
+    window = {"m0": 0.2, "m1": 0.2, "m4": 1.0, "m5": 1.0, "m2": 0.2, "m3": 0.2}
+    head, rest = rerank_head(fused, 2, prerank, {k: v for k, v in window.items()})
+    assert [c.id for c in head] == ["m4", "m5"]
+    assert [c.id for c in rest] == ["m0", "m1", "m2", "m3"]

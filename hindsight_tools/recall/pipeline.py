@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hindsight_tools._plan import Plan, with_statement_timeout
@@ -33,10 +33,16 @@ from hindsight_tools.recall.hydrate import (
 )
 from hindsight_tools.recall.keyword import KeywordBackend, KeywordQuery
 from hindsight_tools.recall.rerank import RerankChain, RerankOutcome, rerank_document
-from hindsight_tools.recall.scoring import Evidence, ScoringWeights
+from hindsight_tools.recall.scoring import (
+    Evidence,
+    ScoringWeights,
+    temporal_signal,
+    window_weight,
+)
 from hindsight_tools.recall.semantic import semantic_plan
 from hindsight_tools.recall.temporal_arm import TemporalQuery, temporal_plan
 from hindsight_tools.recall.token_budget import fill_chunks, fill_token_budget
+from hindsight_tools.recall.window import named_periods
 from hindsight_tools.settings import Settings
 from hindsight_tools.temporal import TimeWindow, extract_time_window
 from hindsight_tools.tokens import truncate_to_tokens
@@ -190,7 +196,24 @@ def recall_program(
     mark = time.perf_counter()
     chain = services.reranker
     depth = len(head) if chain.is_passthrough else rerank_depth(request.budget, settings)
-    to_score, rest = rerank_head(head, depth, prerank)
+    weights = _weights(settings)
+    evidence = {c.id: _evidence(rows[c.id]) for c in head}
+    in_window: dict[str, float] | None = None
+    if window is not None:
+        by_wording = (
+            head if prerank is None else sorted(head, key=lambda c: -prerank.get(c.id, -1.0))
+        )
+        named = named_periods(
+            [(c.id, rows[c.id].text, evidence[c.id].date) for c in by_wording],
+            {c.id: temporal_signal(evidence[c.id], window) >= 1.0 for c in head},
+        )
+        for memory_id, period in named.items():
+            evidence[memory_id] = replace(evidence[memory_id], named=period)
+        in_window = {
+            c.id: window_weight(weights.temporal_alpha, temporal_signal(evidence[c.id], window))
+            for c in head
+        }
+    to_score, rest = rerank_head(head, depth, prerank, in_window)
     documents = [
         rerank_document(rows[c.id].text, rows[c.id].context, rows[c.id].occurred_start)
         for c in to_score
@@ -205,10 +228,10 @@ def recall_program(
     scored = rank_final(
         candidates,
         outcome,
-        [_evidence(rows[c.id]) for c in candidates],
+        [evidence[c.id] for c in candidates],
         now=request.now(),
         window=window,
-        weights=_weights(settings),
+        weights=weights,
         prerank=prerank,
     )
     stages["scoring"] = time.perf_counter() - mark
@@ -280,7 +303,11 @@ def _graph_timeout(settings: Settings) -> float:
 
 
 def _evidence(row: MemoryRow) -> Evidence:
-    return Evidence(date=row.occurred_start or row.mentioned_at, proof_count=row.proof_count)
+    return Evidence(
+        date=row.occurred_start or row.mentioned_at,
+        proof_count=row.proof_count,
+        end=row.occurred_end if row.occurred_start is not None else None,
+    )
 
 
 def _weights(settings: Settings) -> ScoringWeights:

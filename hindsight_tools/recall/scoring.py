@@ -1,8 +1,16 @@
-"""Combined scoring (SPEC §8): relevance times three gentle boosts.
+"""Combined scoring: relevance times the boosts and the query's time window.
 
-``final = relevance × recency_boost × temporal_boost × proof_boost`` with each
-``boost = 1 + α·(signal − 0.5)``: multiplicative, so a boost moves a score in proportion
-to its relevance and a barely relevant memory can't ride freshness past a relevant one.
+``final = relevance × recency_boost × proof_boost × window_weight``. The two boosts are
+gentle, ``1 + α·(signal − 0.5)``: multiplicative, so a boost moves a score in proportion to
+its relevance and a barely relevant memory can't ride freshness past a relevant one.
+
+The window weight is not gentle. When a question names a period ("last spring", "in May
+2023") the memories of that period are what it asks for, so a memory inside the window
+keeps its relevance and one outside loses up to ``temporal_alpha`` of it, more the further
+out it lies. At the default 0.8 a memory far outside the window needs five times the
+relevance of one inside to pass it: the window ranks, it never filters, so when nothing
+inside matches, the rest still comes back. A ±10% boost, as the boost formula would give,
+cannot lift a memory the cross-encoder put at 0.1 of the head's range over one at 0.8.
 Everything here is pure: values in, new values out.
 """
 
@@ -22,6 +30,10 @@ NEUTRAL = 0.5
 RECENCY_FLOOR = 0.1
 LINEAR_HORIZON_DAYS = 365.0
 RELEVANCE_FLOOR = 0.1
+# A memory this many days (or one window length, if longer) outside the window has fallen
+# to the window's floor; nearer ones are partly forgiven, since a date said in passing
+# ("early June" told on May 30) often lands just beside the period.
+WINDOW_FALLOFF_DAYS = 7.0
 # logit() of a score at exactly 0 or 1 would be infinite
 _EPSILON = 1e-6
 
@@ -29,7 +41,7 @@ _EPSILON = 1e-6
 @dataclass(frozen=True)
 class ScoringWeights:
     recency_alpha: float = 0.2
-    temporal_alpha: float = 0.2
+    temporal_alpha: float = 0.8
     proof_alpha: float = 0.1
     recency: RecencyFunction = "linear"
     half_life_days: float = 90.0
@@ -41,6 +53,11 @@ class Evidence:
 
     date: datetime | None
     proof_count: int = 1
+    # The end of the memory's span when it has one (occurred_start..occurred_end).
+    end: datetime | None = None
+    # The period the memory's own words name, resolved against its date ("last year we
+    # went camping", said in 2023, is about 2022); see hindsight_tools.recall.window.
+    named: TimeWindow | None = None
 
 
 @dataclass(frozen=True)
@@ -69,19 +86,39 @@ def recency_signal(
     return min(max(1.0 - days / LINEAR_HORIZON_DAYS, RECENCY_FLOOR), 1.0)
 
 
-def temporal_signal(date: datetime | None, window: TimeWindow | None) -> float:
-    """1.0 at the window's centre falling to 0.0 at its edges; neutral without a window or
-    a date. A half-open window ("since May") has no centre: inside 1.0, outside 0.0."""
-    if window is None or date is None:
+def temporal_signal(evidence: Evidence, window: TimeWindow | None) -> float:
+    """1.0 when the memory's time overlaps the window, falling linearly to 0.0 over
+    :data:`WINDOW_FALLOFF_DAYS` or one window length (the longer) outside it; neutral 0.5
+    without a window or a date. The whole window counts alike: a question about "summer
+    2023" asks for June as much as for mid-July. A memory whose words name a period
+    (``evidence.named``) counts as of that period too, whichever is nearer."""
+    if window is None or evidence.date is None:
         return NEUTRAL
-    centre, days = window.centre(), window.days()
-    if centre is None or days is None:
-        inside = (window.start is None or date >= window.start) and (
-            window.end is None or date <= window.end
-        )
-        return 1.0 if inside else 0.0
-    distance = abs(date - centre) / timedelta(days=1)
-    return 1.0 - min(distance / (days / 2), 1.0)
+    signal = _span_signal(evidence.date, evidence.end or evidence.date, window)
+    named = evidence.named
+    if named is not None and signal < 1.0 and (named.start or named.end) is not None:
+        start = named.start or named.end
+        assert start is not None
+        signal = max(signal, _span_signal(start, named.end or start, window))
+    return signal
+
+
+def _span_signal(start: datetime, end: datetime, window: TimeWindow) -> float:
+    end = max(end, start)
+    if window.end is not None and start > window.end:
+        gap = start - window.end
+    elif window.start is not None and end < window.start:
+        gap = window.start - end
+    else:
+        return 1.0
+    falloff = max(window.days() or 0.0, WINDOW_FALLOFF_DAYS)
+    return max(1.0 - (gap / timedelta(days=1)) / falloff, 0.0)
+
+
+def window_weight(alpha: float, signal: float) -> float:
+    """The factor the window leaves a memory: 1 inside, down to ``1 − alpha`` far outside;
+    an undated memory sits halfway."""
+    return 1.0 - alpha * (1.0 - signal)
 
 
 def proof_signal(proof_count: int) -> float:
@@ -120,7 +157,11 @@ def combined_scores(
             weights.recency_alpha,
             recency_signal(item.date, now, weights.recency, weights.half_life_days),
         )
-        temporal = boost(weights.temporal_alpha, temporal_signal(item.date, window))
+        temporal = (
+            1.0
+            if window is None
+            else window_weight(weights.temporal_alpha, temporal_signal(item, window))
+        )
         proof = boost(weights.proof_alpha, proof_signal(item.proof_count))
         boosted.append(Boosted(score * recency * temporal * proof, recency, temporal, proof))
     return boosted

@@ -1,0 +1,380 @@
+"""Recall by question family, on the dev data only: names, paraphrase, time, causes, multi-hop.
+
+    .venv/bin/python -m benchmarks.families [--locomo DIR] [--choose BANK …] [--persona DIR]
+        [--beam DIR] [--budget mid] [--reuse] [--out FILE] [--json FILE]
+
+One run reports, each on its own table:
+
+* **LoCoMo, per category** (recall@k), separately for the conversations defaults are chosen
+  on (``--choose``, by default the first three of the file) and for the rest, which confirm
+  them. A default that only helps the first half is not kept.
+* **Time-scoped questions generated from the same conversations' session dates**, of four
+  shapes: a month ("What did Caroline talk about in July 2023?"), a season ("What happened
+  in the summer of 2023?"), a month range ("… between March and May 2023?") and a relative
+  period ("What did Jon do last month?", asked on the 15th of the following month). LoCoMo's
+  own "temporal" category asks *when* something happened, never *what happened in* a
+  period, so these are the only real-data questions of that shape. Scored by **window
+  precision@k**, the share of the top k dated inside the asked period, next to its
+  **floor**, the share of the whole bank dated there (what a recall blind to time gets on
+  average), both halves apart.
+* **A scripted persona** (``benchmarks/data/persona``): a few dozen dated memories of one
+  invented life with time-scoped, causal ("why"), name, paraphrase and multi-hop questions
+  and the ids they expect; recall@k per family.
+* **BEAM** (``--beam DIR``: long user–assistant chats converted by the project's converter;
+  its data has no licence and is never stored in this repository), per category. Used to
+  confirm, never to choose.
+
+Banks are those of ``hindsight-tools eval`` (``eval-`` + name) in the store of
+``HINDSIGHT_API_DATA_DIR``: ``--reuse`` keeps what an earlier run retained. Every engine
+knob is an environment variable (``HINDSIGHT_API_*``), so variants are runs with another
+environment. The Markdown report goes to stdout (and ``--out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import calendar
+import json
+import statistics
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from dateutil.relativedelta import relativedelta
+
+from hindsight_tools.evaluation import (
+    BankData,
+    Dataset,
+    Question,
+    Report,
+    load_dataset,
+    run_eval,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_LOCOMO = REPO.parent / "shared" / "data" / "locomo-dev"
+DEFAULT_PERSONA = REPO / "benchmarks" / "data" / "persona"
+CHOOSE_DEFAULT = 3
+KS = (5, 10, 20, 50)
+WINDOW_KS = (5, 10)
+# A period with fewer memories than this is too thin to ask about: a handful of turns can't
+# fill a top 10, and its floor would be noise.
+MIN_PERIOD_MEMORIES = 10
+SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "winter": 12}
+SHAPES = ("month", "season", "month range", "relative")
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def window_precision(in_window: set[str], ranked: Sequence[str | None], k: int) -> float:
+    """The share of the top ``k`` dated inside the period. A recall that returns fewer than
+    ``k`` memories is scored over ``k`` all the same: an empty slot is not in the period."""
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    return sum(1 for d in ranked[:k] if d is not None and d in in_window) / k
+
+
+def window_floor(in_window: set[str], bank_size: int) -> float:
+    """What a ranking blind to time scores on average: the bank's share inside the period."""
+    if bank_size < 1:
+        raise ValueError("the floor of an empty bank is undefined")
+    return len(in_window) / bank_size
+
+
+# --------------------------------------------------------------------------- questions
+
+
+@dataclass(frozen=True)
+class Period:
+    """``[start, end)`` in whole days."""
+
+    start: date
+    end: date
+
+    def holds(self, day: date) -> bool:
+        return self.start <= day < self.end
+
+
+@dataclass(frozen=True)
+class TimeQuestion:
+    bank: str
+    shape: str
+    question: str
+    query_time: datetime
+    period: Period
+    in_window: frozenset[str]
+
+
+def _month(year: int, month: int, count: int = 1) -> Period:
+    first = date(year, month, 1)
+    return Period(first, first + relativedelta(months=count))
+
+
+def _name(month: int) -> str:
+    return calendar.month_name[month]
+
+
+def _item_day(item: Mapping[str, Any]) -> date | None:
+    value = item.get("occurred_start")
+    if value is None:
+        return None
+    moment = datetime.fromisoformat(str(value))
+    return moment.date()
+
+
+def _dated(bank: BankData) -> list[tuple[str, date, str | None]]:
+    """(dia_id, day, speaker) of every dated memory with a dia_id."""
+    rows = []
+    for item in bank.items:
+        metadata = item.get("metadata") or {}
+        dia_id, day = metadata.get("dia_id"), _item_day(item)
+        if isinstance(dia_id, str) and day is not None:
+            speaker = metadata.get("speaker")
+            rows.append((dia_id, day, speaker if isinstance(speaker, str) else None))
+    return rows
+
+
+def time_questions(bank: BankData, asked_at: datetime) -> list[TimeQuestion]:
+    """The four shapes for every period of ``bank`` holding at least
+    :data:`MIN_PERIOD_MEMORIES` memories. Absolute periods are asked at ``asked_at`` (the
+    conversation's own question time), relative ones on the 15th of the month after the
+    period. Speakers take turns, so both people of a conversation are asked about."""
+    dated = _dated(bank)
+    speakers = sorted({s for _, _, s in dated if s is not None}) or ["they"]
+    months = sorted({(d.year, d.month) for _, d, _ in dated})
+    questions: list[TimeQuestion] = []
+
+    def add(shape: str, text: str, period: Period, when: datetime) -> None:
+        inside = frozenset(i for i, d, _ in dated if period.holds(d))
+        if len(inside) >= MIN_PERIOD_MEMORIES:
+            questions.append(TimeQuestion(bank.bank, shape, text, when, period, inside))
+
+    for n, (year, month) in enumerate(months):
+        who = speakers[n % len(speakers)]
+        add(
+            "month",
+            f"What did {who} talk about in {_name(month)} {year}?",
+            _month(year, month),
+            asked_at,
+        )
+        relative_at = datetime(year, month, 15, 12, tzinfo=UTC) + relativedelta(months=1)
+        add("relative", f"What did {who} do last month?", _month(year, month), relative_at)
+        if n % 3 == 0:  # ranges start every third month, so they overlap little
+            last = date(year, month, 1) + relativedelta(months=2)
+            text = (
+                f"What did {who} do between {_name(month)} and {_name(last.month)} {year}?"
+                if last.year == year
+                else f"What did {who} do between {_name(month)} {year} and "
+                f"{_name(last.month)} {last.year}?"
+            )
+            add("month range", text, _month(year, month, 3), asked_at)
+    for year, season in sorted({(_season_year(y, m), _season_of(m)) for y, m in months}):
+        add(
+            "season",
+            f"What happened in the {season} of {year}?",
+            _month(year, SEASONS[season], 3),
+            asked_at,
+        )
+    return questions
+
+
+def _season_of(month: int) -> str:
+    """Meteorological, northern hemisphere; January and February are the winter that
+    began the December before."""
+    for name, first in SEASONS.items():
+        if (month - first) % 12 < 3:
+            return name
+    raise AssertionError(month)
+
+
+def _season_year(year: int, month: int) -> int:
+    """The year a season is named by: "winter 2022" runs December 2022 to February 2023."""
+    return year - 1 if month < 3 else year
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _questions_dataset(banks: Sequence[BankData], asked: Sequence[TimeQuestion]) -> Dataset:
+    by_bank: dict[str, list[Question]] = {}
+    for n, q in enumerate(asked):
+        by_bank.setdefault(q.bank, []).append(
+            Question(
+                qid=f"{q.bank}_time{n}",
+                question=q.question,
+                category=SHAPES.index(q.shape) + 1,
+                category_name=q.shape,
+                evidence=tuple(sorted(q.in_window)),
+                query_time=q.query_time.isoformat(),
+            )
+        )
+    return Dataset(
+        banks=tuple(
+            BankData(bank=b.bank, items=b.items, questions=tuple(by_bank.get(b.bank, ())))
+            for b in banks
+        )
+    )
+
+
+@dataclass(frozen=True)
+class WindowRow:
+    shape: str
+    questions: int
+    precision: dict[int, float]
+    floor: float
+
+
+def window_table(
+    asked: Sequence[TimeQuestion], report: Report, bank_sizes: Mapping[str, int]
+) -> list[WindowRow]:
+    """Mean window precision@k and floor per shape, then over all shapes."""
+    results = list(zip(asked, report.questions, strict=True))
+    rows = []
+    for shape in (*SHAPES, "all"):
+        chosen = [(q, r) for q, r in results if shape in ("all", q.shape)]
+        if not chosen:
+            continue
+        rows.append(
+            WindowRow(
+                shape=shape,
+                questions=len(chosen),
+                precision={
+                    k: statistics.fmean(
+                        window_precision(set(q.in_window), r.ranked, k) for q, r in chosen
+                    )
+                    for k in WINDOW_KS
+                },
+                floor=statistics.fmean(
+                    window_floor(set(q.in_window), bank_sizes[q.bank]) for q, _ in chosen
+                ),
+            )
+        )
+    return rows
+
+
+def _recall_rows(report: Report) -> list[str]:
+    lines = [
+        "| family | questions | " + " | ".join(f"R@{k}" for k in report.ks) + " |",
+        "|---|---:|" + "---:|" * len(report.ks),
+    ]
+    scores = [*report.categories, report.overall_no_adversarial]
+    for score in scores:
+        cells = " | ".join(
+            "n/a" if (v := score.recall.get(k)) is None else f"{v:.3f}" for k in report.ks
+        )
+        lines.append(f"| {score.name} | {score.questions} | {cells} |")
+    return lines
+
+
+def _latency(report: Report) -> str:
+    lat = report.latency
+    if lat.p50_ms is None or lat.p95_ms is None:
+        return "latency: no recalls"
+    return f"latency p50 {lat.p50_ms:.1f} ms, p95 {lat.p95_ms:.1f} ms over {lat.recalls} recalls"
+
+
+def _window_lines(rows: Iterable[WindowRow]) -> list[str]:
+    lines = [
+        "| shape | questions | " + " | ".join(f"window P@{k}" for k in WINDOW_KS) + " | floor |",
+        "|---|---:|" + "---:|" * (len(WINDOW_KS) + 1),
+    ]
+    for row in rows:
+        cells = " | ".join(f"{row.precision[k]:.3f}" for k in WINDOW_KS)
+        lines.append(f"| {row.shape} | {row.questions} | {cells} | {row.floor:.3f} |")
+    return lines
+
+
+def _last_question_time(bank: BankData) -> datetime:
+    times = [q.query_time for q in bank.questions if q.query_time]
+    if times:
+        moment = datetime.fromisoformat(max(times))
+    else:
+        days = [d for _, d, _ in _dated(bank)]
+        moment = datetime.combine(max(days), datetime.min.time()) + timedelta(days=1)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO)
+    parser.add_argument(
+        "--choose",
+        nargs="+",
+        help=f"the conversations defaults are chosen on (default: the first {CHOOSE_DEFAULT})",
+    )
+    parser.add_argument("--persona", type=Path, default=DEFAULT_PERSONA)
+    parser.add_argument("--beam", type=Path, help="a converted BEAM folder (not in the repo)")
+    parser.add_argument("--budget", choices=["low", "mid", "high"], default="mid")
+    parser.add_argument("--reuse", action="store_true", help="keep banks of an earlier run")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["locomo", "time", "persona"])
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--json", type=Path, help="every question's ranking, for analysis")
+    args = parser.parse_args(argv)
+
+    from hindsight_tools import MemoryEngine
+
+    locomo = load_dataset(args.locomo)
+    names = [b.bank for b in locomo.banks]
+    choose = args.choose or names[:CHOOSE_DEFAULT]
+    halves = {
+        "choose": [n for n in names if n in choose],
+        "confirm": [n for n in names if n not in choose],
+    }
+    command = " ".join([".venv/bin/python -m benchmarks.families", *(argv or sys.argv[1:])])
+    out: list[str] = [f"`{command}`", ""]
+    dumps: dict[str, Any] = {}
+    with MemoryEngine() as engine:
+        out.append(f"reranker {engine.reranker_name}, budget {args.budget}")
+        out.append("")
+        fresh = not args.reuse
+        for half, banks in halves.items():
+            if not banks:
+                continue
+            if "locomo" not in args.skip:
+                report = run_eval(
+                    engine, locomo, budget=args.budget, banks=banks, fresh=fresh, ks=KS
+                )
+                dumps[f"locomo-{half}"] = json.loads(report.to_json())
+                out += [f"## LoCoMo, {half} half ({', '.join(banks)})", ""]
+                out += [*_recall_rows(report), "", _latency(report), ""]
+            if "time" not in args.skip:
+                selected = [locomo.bank(n) for n in banks]
+                asked = [q for b in selected for q in time_questions(b, _last_question_time(b))]
+                report = run_eval(
+                    engine,
+                    _questions_dataset(selected, asked),
+                    budget=args.budget,
+                    fresh=False,
+                    ks=KS,
+                )
+                sizes = {b.bank: len(b.items) for b in selected}
+                dumps[f"time-{half}"] = json.loads(report.to_json())
+                out += [f"## Time-scoped questions, {half} half", ""]
+                out += _window_lines(window_table(asked, report, sizes))
+                out += ["", _latency(report), ""]
+        if "persona" not in args.skip and args.persona.exists():
+            persona = load_dataset(args.persona)
+            report = run_eval(engine, persona, budget=args.budget, fresh=True, ks=KS)
+            dumps["persona"] = json.loads(report.to_json())
+            out += ["## Scripted persona", "", *_recall_rows(report), "", _latency(report), ""]
+        if args.beam is not None:
+            beam = load_dataset(args.beam)
+            report = run_eval(engine, beam, budget=args.budget, fresh=fresh, ks=KS)
+            dumps["beam"] = json.loads(report.to_json())
+            out += ["## BEAM (confirmation only)", "", *_recall_rows(report)]
+            out += ["", _latency(report), ""]
+    text = "\n".join(out)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+    if args.json:
+        args.json.write_text(json.dumps(dumps))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,95 @@
+"""Questions that name a period: its memories that match come first, and nothing is filtered.
+
+On the demo's invented life, with the real models and database, as `make demo` asks them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+
+import pytest
+
+from hindsight_tools import AsyncMemoryEngine, MemoryEngine, Settings
+from hindsight_tools.demo import DEMO_NOW, demo_items
+
+SUMMER_2023 = {"demo-12", "demo-13", "demo-14"}  # half marathon, Dolomites, Rust
+
+
+@pytest.fixture(scope="module")
+def demo(engine: MemoryEngine) -> str:
+    bank = "time-scoped-demo"
+    engine.delete_bank(bank)
+    engine.retain(bank, demo_items())
+    return bank
+
+
+def _in(start: str, end: str) -> set[str]:
+    """The demo memories whose date lies in ``[start, end)``."""
+    found = set()
+    for item in demo_items():
+        day = item.get("occurred_start")
+        if day is not None and start <= str(day)[:10] < end:
+            found.add(item["id"])
+    return found
+
+
+def test_the_named_season_comes_first(engine: MemoryEngine, demo: str) -> None:
+    result = engine.recall(demo, "What did Priya do in summer 2023?", query_timestamp=DEMO_NOW)
+    assert {m.id for m in result.memories[:3]} == SUMMER_2023
+    assert _in("2023-06-01", "2023-09-01") == SUMMER_2023
+
+
+def test_a_relative_period_resolves_against_the_query_time(engine: MemoryEngine, demo: str) -> None:
+    spring = _in("2025-03-01", "2025-06-01")
+    assert len(spring) >= 4
+    result = engine.recall(demo, "What happened last spring?", query_timestamp=DEMO_NOW)
+    assert {m.id for m in result.memories[: len(spring)]} == spring
+    # asked a year later, "last spring" is another period
+    later = engine.recall(demo, "What happened last spring?", query_timestamp=datetime(2024, 7, 1))
+    assert {m.id for m in later.memories[:3]} <= _in("2024-03-01", "2024-06-01")
+    assert not spring & {m.id for m in later.memories[:3]}
+
+
+def test_the_window_ranks_but_never_filters(engine: MemoryEngine, demo: str) -> None:
+    # nothing is dated in 2019: the matching memories still come back
+    result = engine.recall(demo, "What did Priya do in summer 2019?", query_timestamp=DEMO_NOW)
+    assert len(result.memories) >= 10
+    # and the period's memories, matching nothing else the question asks, don't bury the
+    # one memory that answers it (undated, so outside every window)
+    dish = engine.recall(
+        demo, "What was Priya's favourite dish in summer 2023?", query_timestamp=DEMO_NOW
+    )
+    assert any("masala dosa" in m.text for m in dish.memories[:3])
+
+
+def test_explain_shows_the_window_and_the_arms(engine: MemoryEngine, demo: str) -> None:
+    result = engine.recall(
+        demo, "What did Priya do in summer 2023?", query_timestamp=DEMO_NOW, trace=True
+    )
+    assert result.trace is not None and result.trace.time_window is not None
+    start, end = result.trace.time_window
+    assert start is not None and end is not None
+    assert (start.date().isoformat(), end.date().isoformat()) == ("2023-06-01", "2023-08-31")
+    for memory in result.memories[:3]:
+        assert "temporal" in memory.source_ranks
+        assert memory.scores.final > result.memories[3].scores.final
+
+
+def test_the_async_engine_orders_the_same(
+    engine: MemoryEngine, settings: Settings, demo: str
+) -> None:
+    async def ask() -> list[str]:
+        async with AsyncMemoryEngine(engine.database_url, settings=settings) as aengine:
+            found = await aengine.recall(
+                demo, "What did Priya do in summer 2023?", query_timestamp=DEMO_NOW
+            )
+            return [m.id for m in found.memories]
+
+    sync = [
+        m.id
+        for m in engine.recall(
+            demo, "What did Priya do in summer 2023?", query_timestamp=DEMO_NOW
+        ).memories
+    ]
+    assert asyncio.run(ask())[:10] == sync[:10]
