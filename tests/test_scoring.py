@@ -317,3 +317,26 @@ def test_the_window_weight_reorders_the_head() -> None:
     head, rest = rerank_head(fused, 2, prerank, {k: v for k, v in window.items()})
     assert [c.id for c in head] == ["m4", "m5"]
     assert [c.id for c in rest] == ["m0", "m1", "m2", "m3"]
+
+
+def period(start: datetime, after: datetime) -> TimeWindow:
+    """``[start, after)`` as the parser writes it: the end is the last microsecond."""
+    return TimeWindow(start, after - timedelta(microseconds=1))
+
+
+def test_a_period_the_memory_names_counts_for_its_share_inside_the_window() -> None:
+    said = datetime(2023, 7, 3, tzinfo=UTC)
+    summer = period(datetime(2023, 6, 1, tzinfo=UTC), datetime(2023, 9, 1, tzinfo=UTC))
+    july = period(datetime(2023, 7, 1, tzinfo=UTC), datetime(2023, 8, 1, tzinfo=UTC))
+    may = period(datetime(2023, 5, 1, tzinfo=UTC), datetime(2023, 6, 1, tzinfo=UTC))
+    # "last month", said on July 3rd: about June wholly, and not about the July beside it
+    assert temporal_signal(Evidence(said, named=JUNE), JUNE) == 1.0
+    assert temporal_signal(Evidence(said, named=JUNE), may) == 0.0
+    # "the summer" answers a question about July for a third
+    in_may = datetime(2023, 5, 25, tzinfo=UTC)
+    assert temporal_signal(Evidence(in_may, named=summer), july) == pytest.approx(31 / 92, 0.01)
+    # the nearer of the date and the named period wins; a period open on one side places
+    # nothing
+    assert temporal_signal(Evidence(datetime(2023, 6, 2, tzinfo=UTC), named=july), JUNE) == 1.0
+    since = TimeWindow(datetime(2023, 6, 1, tzinfo=UTC), None)
+    assert temporal_signal(Evidence(datetime(2020, 1, 1, tzinfo=UTC), named=since), JUNE) == 0.0

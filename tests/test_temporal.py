@@ -359,3 +359,13 @@ def test_window_helpers() -> None:
     assert since.days() is None and since.centre() is None
     assert since.overlaps(ts("2030-01-01"))
     assert not since.overlaps(ts("2019-12-31"))
+
+
+def test_words_without_edges_give_a_vague_window() -> None:
+    now = datetime(2024, 6, 12, tzinfo=UTC)
+    recently = extract_time_window("What did John recently get promoted to?", now)
+    assert recently is not None and recently.vague
+    assert recently.end is not None and recently.end.date() == now.date()
+    for named in ("What did John do last month?", "in summer 2023", "since May"):
+        window = extract_time_window(named, now)
+        assert window is not None and not window.vague, named

@@ -198,19 +198,24 @@ def recall_program(
     depth = len(head) if chain.is_passthrough else rerank_depth(request.budget, settings)
     weights = _weights(settings)
     evidence = {c.id: _evidence(rows[c.id]) for c in head}
+    # A vague window ("recently") gathers candidates through the temporal arm but doesn't
+    # rank: it has no edges to be inside of.
+    ranking_window = None if window is None or window.vague else window
     in_window: dict[str, float] | None = None
-    if window is not None:
+    if ranking_window is not None:
         by_wording = (
             head if prerank is None else sorted(head, key=lambda c: -prerank.get(c.id, -1.0))
         )
         named = named_periods(
             [(c.id, rows[c.id].text, evidence[c.id].date) for c in by_wording],
-            {c.id: temporal_signal(evidence[c.id], window) >= 1.0 for c in head},
+            {c.id: temporal_signal(evidence[c.id], ranking_window) >= 1.0 for c in head},
         )
         for memory_id, period in named.items():
             evidence[memory_id] = replace(evidence[memory_id], named=period)
         in_window = {
-            c.id: window_weight(weights.temporal_alpha, temporal_signal(evidence[c.id], window))
+            c.id: window_weight(
+                weights.temporal_alpha, temporal_signal(evidence[c.id], ranking_window)
+            )
             for c in head
         }
     to_score, rest = rerank_head(head, depth, prerank, in_window)
@@ -230,7 +235,7 @@ def recall_program(
         outcome,
         [evidence[c.id] for c in candidates],
         now=request.now(),
-        window=window,
+        window=ranking_window,
         weights=weights,
         prerank=prerank,
     )

@@ -95,12 +95,26 @@ def temporal_signal(evidence: Evidence, window: TimeWindow | None) -> float:
     if window is None or evidence.date is None:
         return NEUTRAL
     signal = _span_signal(evidence.date, evidence.end or evidence.date, window)
-    named = evidence.named
-    if named is not None and signal < 1.0 and (named.start or named.end) is not None:
-        start = named.start or named.end
-        assert start is not None
-        signal = max(signal, _span_signal(start, named.end or start, window))
+    if evidence.named is not None and signal < 1.0:
+        signal = max(signal, _named_signal(evidence.named, window))
     return signal
+
+
+def _named_signal(named: TimeWindow, window: TimeWindow) -> float:
+    """The share of a period the memory's words name that lies inside the window.
+
+    No falloff here, unlike a date: "the summer", named in May, is about June to August, so
+    it answers a question about July only in part (a third), and "last month" said on July
+    3rd is about June, not about the July beside it. A period open on one side is too vague
+    to place anything."""
+    if named.start is None or named.end is None:
+        return 0.0
+    low = named.start if window.start is None else max(named.start, window.start)
+    high = named.end if window.end is None else min(named.end, window.end)
+    if high < low:
+        return 0.0
+    length = (named.end - named.start).total_seconds()
+    return 1.0 if length <= 0 else min((high - low).total_seconds() / length, 1.0)
 
 
 def _span_signal(start: datetime, end: datetime, window: TimeWindow) -> float:
