@@ -43,8 +43,6 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from dateutil.relativedelta import relativedelta
-
 from hindsight_tools.evaluation import (
     BankData,
     Dataset,
@@ -109,9 +107,14 @@ class TimeQuestion:
     in_window: frozenset[str]
 
 
+def _first_of(year: int, month: int, later: int = 0) -> date:
+    """The first day of the month ``later`` months after ``year``-``month``."""
+    index = year * 12 + (month - 1) + later
+    return date(index // 12, index % 12 + 1, 1)
+
+
 def _month(year: int, month: int, count: int = 1) -> Period:
-    first = date(year, month, 1)
-    return Period(first, first + relativedelta(months=count))
+    return Period(_first_of(year, month), _first_of(year, month, count))
 
 
 def _name(month: int) -> str:
@@ -161,10 +164,11 @@ def time_questions(bank: BankData, asked_at: datetime) -> list[TimeQuestion]:
             _month(year, month),
             asked_at,
         )
-        relative_at = datetime(year, month, 15, 12, tzinfo=UTC) + relativedelta(months=1)
+        after = _first_of(year, month, 1)
+        relative_at = datetime(after.year, after.month, 15, 12, tzinfo=UTC)
         add("relative", f"What did {who} do last month?", _month(year, month), relative_at)
         if n % 3 == 0:  # ranges start every third month, so they overlap little
-            last = date(year, month, 1) + relativedelta(months=2)
+            last = _first_of(year, month, 2)
             text = (
                 f"What did {who} do between {_name(month)} and {_name(last.month)} {year}?"
                 if last.year == year
