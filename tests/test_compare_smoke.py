@@ -44,7 +44,11 @@ def test_quick_comparison_writes_report_and_plots(tmp_path: Path) -> None:
         assert result["latency"]["recalls"] == 3
         assert result["retain"]["memories"] == 5
     # five memories in the bank: the dense peers rank all of them, so all evidence is in the top 50
-    for name in ("langchain-postgres dense", "llama-index-postgres hybrid (RRF)"):
+    for name in (
+        "langchain-postgres dense",
+        "llama-index-postgres hybrid (RRF)",
+        "llama-index-postgres hybrid (RRF) + cross-encoder top 50",
+    ):
         assert results[name]["overall_no_adversarial"]["recall"]["50"] == 1.0
     # the one single-hop question names its turn's rare words; keyword search must find it
     single_hop = next(c for c in results["bm25s"]["categories"] if c["category"] == 4)

@@ -3,19 +3,32 @@
 It cannot share ours (it pins other versions of the same libraries), so it runs as its own
 process and is spoken to over its HTTP API, as its users do. It is set up to need no LLM:
 ``LLM_PROVIDER=none`` (which makes its retain store each item as given, its ``chunks``
-extraction mode, instead of extracting facts with an LLM), reranker ``rrf`` (its passthrough),
-local embeddings from the same packaged all-MiniLM-L6-v2 folder hindsight-tools loads. It uses
-its own database on the shared embedded PostgreSQL server (its tables have the same names as
-ours). Latency therefore includes a loopback HTTP round trip (about a millisecond).
+extraction mode, instead of extracting facts with an LLM), local embeddings from the same
+packaged all-MiniLM-L6-v2 folder hindsight-tools loads. Its reranker is one of
+:class:`ServerReranker`: ``rrf`` (its passthrough) or its in-process ``onnx`` cross-encoder
+given the very model file hindsight-tools' cross-encoder runs, so the two rerank
+model-for-model. (Its default, ``local``, is a sentence-transformers model fetched from the
+Hugging Face hub, which an offline machine cannot load.) Each configuration uses its own
+database on the shared embedded PostgreSQL server (its tables have the same names as ours).
+Latency therefore includes a loopback HTTP round trip (about a millisecond).
+
+Its virtualenv needs the ``local-ml`` extra (the sentence-transformers embedder) and
+``local-onnx`` (onnxruntime and transformers, for the ``onnx`` reranker); torch pinned first,
+so pip takes the machine's CPU build rather than a multi-GB CUDA one::
+
+    python3 -m venv /tmp/hs-venv
+    /tmp/hs-venv/bin/pip install torch==2.13.0 'hindsight-api-slim[local-ml,local-onnx]==1.1.0'
 """
 
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +39,98 @@ from psycopg import sql
 from benchmarks.peers import DiaIds, Memory
 from hindsight_tools.embedding import resolve_model_path
 
-DATABASE = "hindsight_api"
 RETAIN_BATCH = 100
 START_TIMEOUT = 180.0
+# hindsight-api-slim's DEFAULT_RERANKER_MAX_CANDIDATES: the fused candidates it reranks
+DEFAULT_MAX_CANDIDATES = 300
+# hindsight-tools reads the same prefix; none of our settings may configure the server
+SETTINGS_PREFIX = "HINDSIGHT_API_"
+# Its `hindsight-api` entry point, with transformers' AutoTokenizer imported first. Its startup
+# loads the embedder and the onnx reranker in two threads at once, and transformers 5's lazy
+# module then fails one of them ("cannot import name 'AutoTokenizer'"; upstream closed the
+# same race only for its jina-mlx reranker). hindsight_api goes first: its import caps the
+# native thread pools before numpy and friends load.
+LAUNCH = (
+    "import sys, hindsight_api; from transformers import AutoTokenizer; "
+    "from hindsight_api.main import main; sys.argv[0] = 'hindsight-api'; sys.exit(main())"
+)
+
+
+@dataclass(frozen=True)
+class ServerReranker:
+    """How the server orders its fused candidates: its settings, and the words for the report.
+
+    ``key`` names the configuration's database and log; ``expect_in_log`` is a line its
+    startup log must contain, so a setting the server ignored fails the run instead of
+    silently benchmarking another configuration."""
+
+    key: str
+    label: str
+    description: str
+    env: Mapping[str, str] = field(default_factory=dict)
+    expect_in_log: str | None = None
+
+
+RRF = ServerReranker(
+    key="rrf",
+    label="rrf",
+    description="`RERANKER_PROVIDER=rrf` (its passthrough: the fused order, no model)",
+    env={"HINDSIGHT_API_RERANKER_PROVIDER": "rrf"},
+)
+
+
+def onnx_cross_encoder(model_dir: Path, max_candidates: int, source: str) -> ServerReranker:
+    """Its ``onnx`` provider on ``model_dir/model.onnx``, reranking the top ``max_candidates``
+    fused candidates; ``source`` says in the report where that file comes from."""
+    model = model_dir / "model.onnx"
+    if not model.is_file() or not (model_dir / "tokenizer.json").is_file():
+        raise FileNotFoundError(f"{model_dir} needs model.onnx and tokenizer.json")
+    default = " (its default)" if max_candidates == DEFAULT_MAX_CANDIDATES else ""
+    return ServerReranker(
+        key=f"onnx{max_candidates}",
+        label=f"cross-encoder, {max_candidates}",
+        description=(
+            f"`RERANKER_PROVIDER=onnx` on {source}, tokenizer from the same folder; "
+            f"`RERANKER_MAX_CANDIDATES={max_candidates}`{default}: its top {max_candidates} "
+            "fused candidates are scored"
+        ),
+        env={
+            "HINDSIGHT_API_RERANKER_PROVIDER": "onnx",
+            "HINDSIGHT_API_RERANKER_ONNX_MODEL_PATH": str(model),
+            # without it the provider loads the tokenizer of its default model id, from the hub
+            "HINDSIGHT_API_RERANKER_ONNX_TOKENIZER_NAME_OR_PATH": str(model_dir),
+            "HINDSIGHT_API_RERANKER_MAX_CANDIDATES": str(max_candidates),
+        },
+        expect_in_log=f"initializing ONNX provider with {model}",
+    )
+
+
+def server_env(
+    base: Mapping[str, str],
+    *,
+    database_url: str,
+    port: int,
+    embeddings_model: str,
+    reranker: ServerReranker,
+) -> dict[str, str]:
+    """The server process's environment: ``base`` without any ``HINDSIGHT_API_*`` setting
+    (those are hindsight-tools' own), then the benchmark's configuration."""
+    env = {name: value for name, value in base.items() if not name.startswith(SETTINGS_PREFIX)}
+    env.update(
+        {
+            "HINDSIGHT_API_DATABASE_URL": database_url,
+            "HINDSIGHT_API_LLM_PROVIDER": "none",
+            "HINDSIGHT_API_EMBEDDINGS_PROVIDER": "local",
+            "HINDSIGHT_API_EMBEDDINGS_LOCAL_MODEL": embeddings_model,
+            "HINDSIGHT_API_HOST": "127.0.0.1",
+            "HINDSIGHT_API_PORT": str(port),
+            "HINDSIGHT_API_WORKER_ID": "benchmark",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            **reranker.env,
+        }
+    )
+    return env
 
 
 def _free_port() -> int:
@@ -45,9 +147,10 @@ def _database_uri(conninfo: str, database: str) -> str:
 
 
 class HindsightApiSystem:
-    name = "Hindsight API (reference)"
-
-    def __init__(self, conninfo: str, venv: Path, model: str, log: Path) -> None:
+    def __init__(
+        self, conninfo: str, venv: Path, model: str, log: Path, reranker: ServerReranker = RRF
+    ) -> None:
+        self.name = f"Hindsight API ({reranker.label})"
         executable = venv / "bin" / "hindsight-api"
         if not executable.exists():
             raise FileNotFoundError(f"{executable} not found: install hindsight-api-slim there")
@@ -67,34 +170,38 @@ class HindsightApiSystem:
         )
         self.description = (
             f"`hindsight-api-slim` {release} over HTTP, `LLM_PROVIDER=none` (retain stores each "
-            "item verbatim: its `chunks` mode), `RERANKER_PROVIDER=rrf`, local embeddings from "
+            f"item verbatim: its `chunks` mode), {reranker.description}; local embeddings from "
             "the same model folder, budget mid; its own database on the same server."
         )
+        database = f"hindsight_api_{reranker.key}"
         with psycopg.connect(conninfo, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(DATABASE)))
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
-        with psycopg.connect(_database_uri(conninfo, DATABASE), autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(database)))
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
+        with psycopg.connect(_database_uri(conninfo, database), autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         port = _free_port()
-        env = {
-            **os.environ,
-            "HINDSIGHT_API_DATABASE_URL": _database_uri(conninfo, DATABASE),
-            "HINDSIGHT_API_LLM_PROVIDER": "none",
-            "HINDSIGHT_API_RERANKER_PROVIDER": "rrf",
-            "HINDSIGHT_API_EMBEDDINGS_PROVIDER": "local",
-            "HINDSIGHT_API_EMBEDDINGS_LOCAL_MODEL": resolve_model_path(model),
-            "HINDSIGHT_API_HOST": "127.0.0.1",
-            "HINDSIGHT_API_PORT": str(port),
-            "HINDSIGHT_API_WORKER_ID": "benchmark",
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-        }
+        env = server_env(
+            os.environ,
+            database_url=_database_uri(conninfo, database),
+            port=port,
+            embeddings_model=resolve_model_path(model),
+            reranker=reranker,
+        )
         self._log = log.open("w")
         self._process = subprocess.Popen(
-            [str(executable)], env=env, stdout=self._log, stderr=subprocess.STDOUT
+            [str(venv / "bin" / "python"), "-c", LAUNCH],
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
         )
         self._client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600)
         self._wait_until_healthy(log)
+        if reranker.expect_in_log is not None and reranker.expect_in_log not in log.read_text():
+            self.close()
+            raise RuntimeError(
+                f"hindsight-api started without the configured reranker: its log {log} lacks "
+                f"{reranker.expect_in_log!r}"
+            )
 
     def _wait_until_healthy(self, log: Path) -> None:
         deadline = time.monotonic() + START_TIMEOUT
@@ -108,7 +215,11 @@ class HindsightApiSystem:
                 pass
             time.sleep(1)
         self.close()
-        raise RuntimeError(f"hindsight-api did not become healthy; its log is {log}")
+        cause = last_error(log.read_text(errors="replace"))
+        raise RuntimeError(
+            f"hindsight-api did not become healthy{f' ({cause})' if cause else ''}; "
+            f"its log is {log}"
+        )
 
     def retain(self, bank: str, items: Sequence[dict[str, Any]]) -> None:
         self._client.delete(f"/v1/default/banks/{bank}/memories")
@@ -143,6 +254,13 @@ class HindsightApiSystem:
                 self._process.kill()
                 self._process.wait()
         self._log.close()
+
+
+def last_error(log: str) -> str | None:
+    """The last exception line of a server log ("ImportError: …"), without the traceback's
+    group markers; None if it has none."""
+    found = re.findall(r"^[\s|+-]*(\w*(?:Error|Exception): .+)$", log, flags=re.MULTILINE)
+    return found[-1].strip() if found else None
 
 
 def _payload(item: dict[str, Any]) -> dict[str, Any]:
