@@ -139,7 +139,7 @@ class _EngineCore:
         prepared = prepare_items(parsed, self.entity_extractor)
         texts = [item.text for item in parsed]
         # One model after the other: a batch keeps both cores busy on its own, and side by
-        # side measured within the host's noise (benchmarks/retain_bench.py, session 7).
+        # side measured within the host's noise (benchmarks/retain_bench.py).
         embeddings = yield Blocking(lambda: embed_texts(self.embedder, texts))
         late = self.late_interaction
         token_vectors = (

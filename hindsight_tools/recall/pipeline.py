@@ -140,7 +140,7 @@ def recall_program(
     encoders = {"embed": Blocking(lambda: embed_texts(services.embedder, [query])[0])}
     if late is not None:
         # Side by side: on a short question neither model keeps two cores busy; p50 10 ms
-        # against 14 one after the other (150 dev-set questions, session 7).
+        # against 14 one after the other (150 dev-set questions).
         encoders["late_interaction_query"] = Blocking(lambda: late.encode_query(query))
     encoded: ParallelResult = yield Parallel(encoders)
     for name, (_, seconds) in encoded.items():

@@ -11,8 +11,8 @@ the :data:`NAMED_PERIOD_CANDIDATES` best by the query's wording (late interactio
 fused order) are read, and only those whose date lies outside the window: a memory must
 already match the question for what its words say about time to lift it, and the period's
 own memories come in by their dates. On the LoCoMo dev conversations (114 of 760 questions
-name a period, most of them resolved against a memory's date, not the question's) this
-took recall@10 with the window at full weight from 0.763 to 0.774 on the three
+name a period, most of them resolved against a memory's date, not the question's) a replay
+of the final stage took recall@10, window at full weight, from 0.763 to 0.774 on the three
 conversations it was chosen on and from 0.741 to 0.748 on the other two.
 """
 
