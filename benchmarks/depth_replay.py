@@ -46,9 +46,9 @@ from hindsight_tools.evaluation import (
     load_dataset,
     recall_at_k,
 )
-from hindsight_tools.recall.final import rank_final, rerank_head
 from hindsight_tools.recall.fusion import FusedCandidate
-from hindsight_tools.recall.rerank import RerankOutcome
+from hindsight_tools.recall.prerank import rank_final, rerank_head
+from hindsight_tools.recall.rerank.base import RerankOutcome
 from hindsight_tools.recall.scoring import Evidence
 
 DATASET = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from hindsight_tools import AsyncMemoryEngine, MemoryEngine, Settings
-from hindsight_tools.demo import DEMO_QUERIES, demo_items
+from hindsight_tools.cli.demo import DEMO_QUERIES, demo_items
 
 PEOPLE = ("Priya", "Marco", "Daniel", "Aiko", "Lena", "Tomás")
 PLACES = ("Toronto", "Amsterdam", "Lisbon", "Osaka", "Nairobi", "Quito")

@@ -65,13 +65,13 @@ from psycopg import sql
 from tqdm import tqdm
 
 from hindsight_tools import MemoryEngine, Settings
-from hindsight_tools._plan import Plan, Rows, Statement, run_plan
-from hindsight_tools.embedding import Embedder, Vectors, default_embedder
+from hindsight_tools.encoders.embedding import Embedder, Vectors, default_embedder
 from hindsight_tools.models import FACT_TYPES, Budget, FactType, RecallRequest
-from hindsight_tools.recall.arms import ARM_ORDER
+from hindsight_tools.recall.arms.base import ARM_ORDER
+from hindsight_tools.recall.arms.semantic import _SCAN
 from hindsight_tools.recall.budget import recall_budget
 from hindsight_tools.recall.pipeline import arm_plans
-from hindsight_tools.recall.semantic import _SCAN
+from hindsight_tools.runtime.plan import Plan, Rows, Statement, run_plan
 
 NOW = datetime(2025, 1, 15, 12, tzinfo=UTC)  # every question is asked "today" = this moment
 DATES_FROM = datetime(2022, 1, 1, tzinfo=UTC)
@@ -173,7 +173,7 @@ collection|a laser printer|a fountain pen|a portable heater|a climbing rope|a ru
 aquarium|a saxophone|a dining table|a lawn mower|a camera lens|a watercolour set|a gaming
 console|a vintage watch|a wetsuit|a backpack|a pressure cooker|a mirror|a chandelier"""
 TAGS = ("work", "family", "travel", "health", "hobby", "friends")
-# Each checked against hindsight_tools.temporal at NOW; all fall inside the three years.
+# Each checked against hindsight_tools.query.time_window at NOW; all fall inside the three years.
 TIME_EXPRESSIONS = (
     "last spring",
     "last summer",

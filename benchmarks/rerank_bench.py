@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hindsight_tools.recall.rerank import rerank_document
-from hindsight_tools.rerankers.onnx import OnnxCrossEncoder
+from hindsight_tools.recall.rerank.base import rerank_document
+from hindsight_tools.recall.rerank.onnx import OnnxCrossEncoder
 
 DATASET = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
 QUERY = "What did Caroline research?"

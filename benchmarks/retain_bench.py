@@ -20,7 +20,7 @@ from typing import Any
 from tqdm import tqdm
 
 from hindsight_tools import MemoryEngine, Settings
-from hindsight_tools.embedding import Vectors, default_embedder
+from hindsight_tools.encoders.embedding import Vectors, default_embedder
 from hindsight_tools.jsonl import item_from_record, read_records
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"

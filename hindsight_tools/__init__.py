@@ -24,7 +24,7 @@ from hindsight_tools.models import (
     Scores,
 )
 from hindsight_tools.settings import Settings
-from hindsight_tools.tool import (
+from hindsight_tools.tools import (
     RecallToolArgs,
     RetainToolArgs,
     arun_recall_tool,

@@ -19,19 +19,14 @@ import psycopg
 import pydantic
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from hindsight_tools import store
-from hindsight_tools._plan import Plan, Statement, arun_plan, run_plan
-from hindsight_tools._program import Blocking, Parallel, ParallelResult, Program
-from hindsight_tools.embedded import EmbeddedServer, acquire_server
-from hindsight_tools.embedding import (
+from hindsight_tools.encoders.embedding import (
     Embedder,
     canonical_model_name,
     default_embedder,
     embed_texts,
 )
-from hindsight_tools.entities import EntityExtractor, extract_entities
+from hindsight_tools.encoders.late_interaction import load_late_interaction
 from hindsight_tools.errors import FieldProblem, InvalidRequestError, StoreError
-from hindsight_tools.late_interaction import load_late_interaction
 from hindsight_tools.models import (
     Budget,
     FactType,
@@ -41,18 +36,23 @@ from hindsight_tools.models import (
     RetainResult,
     TagsMatch,
 )
-from hindsight_tools.recall.keyword import keyword_backend
+from hindsight_tools.query.entities import EntityExtractor, extract_entities
+from hindsight_tools.query.time_window import extract_time_window
+from hindsight_tools.recall.arms.bm25 import keyword_backend
 from hindsight_tools.recall.pipeline import RecallServices, recall_program
-from hindsight_tools.recall.rerank import PassthroughReranker, RerankChain, Reranker
-from hindsight_tools.rerankers import build_rerank_chain
-from hindsight_tools.retain import (
+from hindsight_tools.recall.rerank.base import PassthroughReranker, RerankChain, Reranker
+from hindsight_tools.recall.rerank.providers import build_rerank_chain
+from hindsight_tools.retain.plans import (
     missing_token_vectors_plan,
     prepare_items,
     retain_plan,
     store_token_vectors_plan,
 )
+from hindsight_tools.runtime.plan import Plan, Statement, arun_plan, run_plan
+from hindsight_tools.runtime.program import Blocking, Parallel, ParallelResult, Program
 from hindsight_tools.settings import Settings
-from hindsight_tools.temporal import extract_time_window
+from hindsight_tools.store import bootstrap as store
+from hindsight_tools.store.embedded import EmbeddedServer, acquire_server
 from hindsight_tools.validation import parse_items, problems_from_pydantic, validate_bank_id
 
 T = TypeVar("T")
@@ -299,7 +299,7 @@ class MemoryEngine:
         query_timestamp: datetime | str | None = None,
         trace: bool = False,
     ) -> RecallResult:
-        """The memories of ``bank_id`` that answer ``query``, best first (SPEC §4, §9)."""
+        """The memories of ``bank_id`` that answer ``query``, best first (docs/design.md, Recall request and Result)."""
         options = _recall_options(
             budget,
             max_tokens,

@@ -52,7 +52,7 @@ class Settings(BaseSettings):
     embedded_server_settings: dict[str, str] = Field(
         default_factory=dict,
         description="PostgreSQL settings for the embedded server, over the package's own "
-        '(JSON, e.g. {"shared_buffers": "2GB"}); see hindsight_tools.embedded_tuning.',
+        '(JSON, e.g. {"shared_buffers": "2GB"}); see hindsight_tools.store.tuning.',
     )
     pool_min_size: int = Field(default=1, ge=0)
     pool_max_size: int = Field(default=8, ge=1)
@@ -100,7 +100,7 @@ class Settings(BaseSettings):
 
     # Recall
     text_search_extension: Literal["bm25", "native"] = Field(
-        default="bm25", description="Keyword arm backend (see hindsight_tools.recall.keyword)."
+        default="bm25", description="Keyword arm backend (see hindsight_tools.recall.arms.bm25)."
     )
     text_search_extension_native_language: str = Field(default="english")
     bm25_k1: float = Field(default=1.2, gt=0)
@@ -114,7 +114,7 @@ class Settings(BaseSettings):
     graph_per_entity_limit: int = Field(default=200, ge=1)
     graph_entity_weighting: Literal["count", "idf"] = Field(
         default="count",
-        description="Shared entities counted equally (SPEC), or weighted by their rarity.",
+        description="Shared entities counted equally, or weighted by their rarity.",
     )
     graph_timeout: float = Field(
         default=10.0, gt=0, description="Seconds before the graph arm drops its entity signal."
@@ -123,7 +123,7 @@ class Settings(BaseSettings):
     # that names only a period ("What happened last spring?") matches all of its memories,
     # and a floor dropped the ones whose wording happened to be far from the question's.
     temporal_min_similarity: float = Field(default=-1.0, ge=-1.0, le=1.0)
-    # Rerank and combined scoring (SPEC §7–§8)
+    # Rerank and combined scoring (docs/design.md, Rerank and Scoring)
     reranker_provider: str = Field(
         default="auto",
         description="local | onnx | cohere | tei | passthrough, or an ordered failover list "
@@ -136,7 +136,7 @@ class Settings(BaseSettings):
     late_interaction: bool = Field(
         default=True,
         description="Order the whole fused list by MaxSim of stored token vectors before "
-        "the cross-encoder takes its head (hindsight_tools.late_interaction).",
+        "the cross-encoder takes its head (hindsight_tools.encoders.late_interaction).",
     )
     late_interaction_model_dir: Path | None = Field(
         default=None,

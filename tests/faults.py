@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from hindsight_tools import embedded
+from hindsight_tools.store import embedded
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 

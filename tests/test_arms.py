@@ -12,8 +12,8 @@ from psycopg import sql
 
 from hindsight_tools import MemoryEngine
 from hindsight_tools.models import FactType
-from hindsight_tools.recall.graph import GraphQuery, graph_plan
-from hindsight_tools.recall.temporal_arm import TemporalQuery, temporal_plan
+from hindsight_tools.recall.arms.graph import GraphQuery, graph_plan
+from hindsight_tools.recall.arms.temporal import TemporalQuery, temporal_plan
 
 ALL_TYPES: tuple[FactType, ...] = ("world", "experience", "observation")
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from hindsight_tools import AsyncMemoryEngine, InvalidRequestError, MemoryEngine, Settings
-from hindsight_tools._plan import Plan, Statement
-from hindsight_tools._program import Blocking, Parallel
+from hindsight_tools.runtime.plan import Plan, Statement
+from hindsight_tools.runtime.program import Blocking, Parallel
 
 
 def test_async_engine_retains_and_recalls(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hindsight_tools import MemoryEngine, Settings
-from hindsight_tools.cli import _exit_on_sigterm
+from hindsight_tools.cli.commands import _exit_on_sigterm
 from hindsight_tools.jsonl import item_from_record
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
@@ -22,7 +22,7 @@ LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
 def cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HINDSIGHT_API_DATA_DIR": str(settings.data_dir)}
     return subprocess.run(
-        [sys.executable, "-m", "hindsight_tools.cli", *args],
+        [sys.executable, "-m", "hindsight_tools.cli.commands", *args],
         capture_output=True,
         text=True,
         env=env,

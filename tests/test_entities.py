@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hindsight_tools.entities import EntityExtractor, extract_entities
+from hindsight_tools.query.entities import EntityExtractor, extract_entities
 
 CASES: list[tuple[str, list[str]]] = [
     # Multi-word proper nouns stay together.

@@ -15,7 +15,7 @@ from benchmarks.families import (
     window_precision,
 )
 from hindsight_tools.evaluation import BankData
-from hindsight_tools.temporal import extract_time_window
+from hindsight_tools.query.time_window import extract_time_window
 
 
 def test_window_precision_counts_the_top_k_inside_the_period() -> None:

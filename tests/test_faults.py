@@ -27,9 +27,9 @@ from hindsight_tools import (
     Settings,
     StoreError,
 )
-from hindsight_tools.embedded import pgdata_for
-from hindsight_tools.embedding import Vectors
+from hindsight_tools.encoders.embedding import Vectors
 from hindsight_tools.settings import DEFAULT_EMBEDDINGS_MODEL
+from hindsight_tools.store.embedded import pgdata_for
 from tests.conftest import BANK_TABLES, count
 from tests.faults import (
     Conn,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from hindsight_tools.recall.arms import ArmResult, ranked
+from hindsight_tools.recall.arms.base import ArmResult, ranked
 from hindsight_tools.recall.budget import recall_budget
 from hindsight_tools.recall.fusion import cap_per_source, interleave_fusion, reciprocal_rank_fusion
-from hindsight_tools.recall.rerank import passthrough_scores, rerank_document
-from hindsight_tools.recall.token_budget import fill_chunks, fill_token_budget
+from hindsight_tools.recall.packing import fill_chunks, fill_token_budget
+from hindsight_tools.recall.rerank.base import passthrough_scores, rerank_document
 from hindsight_tools.settings import Settings
 
 

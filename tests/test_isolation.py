@@ -19,10 +19,10 @@ import pytest
 
 from hindsight_tools import AsyncMemoryEngine, MemoryEngine, RecallRequest
 from hindsight_tools.models import Budget
-from hindsight_tools.recall.arms import ArmName
-from hindsight_tools.recall.keyword import NativeBackend
+from hindsight_tools.query.time_window import TimeWindow
+from hindsight_tools.recall.arms.base import ArmName
+from hindsight_tools.recall.arms.bm25 import NativeBackend
 from hindsight_tools.recall.pipeline import RecallServices, arm_plans
-from hindsight_tools.temporal import TimeWindow
 from tests.faults import Conn
 
 BANKS = {"iso-twin-a": ("a", "Oslo"), "iso-twin-b": ("b", "Lima")}

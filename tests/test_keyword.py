@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from hindsight_tools import MemoryEngine
-from hindsight_tools.recall.keyword import (
+from hindsight_tools.recall.arms.bm25 import (
     MAX_QUERY_TERMS,
     Bm25Backend,
     KeywordQuery,

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from hindsight_tools import AsyncMemoryEngine, InvalidRequestError, MemoryEngine, Settings
-from hindsight_tools.late_interaction import (
+from hindsight_tools.encoders.late_interaction import (
     DOCUMENT_MAX_TOKENS,
     ENCODE_ON_RECALL_LIMIT,
     LateInteractionEncoder,
@@ -24,9 +24,9 @@ from hindsight_tools.late_interaction import (
     pack,
     unpack,
 )
-from hindsight_tools.recall.final import rank_final, rerank_head
 from hindsight_tools.recall.fusion import FusedCandidate
-from hindsight_tools.recall.rerank import RerankOutcome, passthrough_scores
+from hindsight_tools.recall.prerank import rank_final, rerank_head
+from hindsight_tools.recall.rerank.base import RerankOutcome, passthrough_scores
 from hindsight_tools.recall.scoring import Evidence, ScoringWeights
 
 Conn = psycopg.Connection[tuple[Any, ...]]

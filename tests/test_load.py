@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.load import main, run_load, verify
 from hindsight_tools import MemoryEngine
-from hindsight_tools.demo import demo_items
+from hindsight_tools.cli.demo import demo_items
 from tests.conftest import count
 from tests.faults import Conn
 

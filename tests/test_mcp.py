@@ -11,7 +11,7 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
 from hindsight_tools import MemoryEngine, RecallToolArgs, RetainToolArgs, Settings
-from hindsight_tools.tool import input_schema
+from hindsight_tools.tools import input_schema
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -24,7 +24,7 @@ async def test_mcp_server_round_trip(engine: MemoryEngine, settings: Settings, b
     engine.retain(bank, [{"id": "tea", "text": "Ines drinks green tea every morning"}])
     server = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "hindsight_tools.cli", "mcp", "--bank", bank],
+        args=["-m", "hindsight_tools.cli.commands", "mcp", "--bank", bank],
         env={**os.environ, "HINDSIGHT_API_DATA_DIR": str(settings.data_dir)},
     )
     async with Client(server, read_timeout_seconds=120) as client:
@@ -57,7 +57,7 @@ async def test_mcp_server_round_trip(engine: MemoryEngine, settings: Settings, b
 
 def test_mcp_command_refuses_a_bad_bank(settings: Settings) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "hindsight_tools.cli", "mcp", "--bank", "no spaces"],
+        [sys.executable, "-m", "hindsight_tools.cli.commands", "mcp", "--bank", "no spaces"],
         capture_output=True,
         text=True,
         env={**os.environ, "HINDSIGHT_API_DATA_DIR": str(settings.data_dir)},

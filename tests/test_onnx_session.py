@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hindsight_tools.onnx_session import (
+from hindsight_tools.encoders.onnx_session import (
     OnnxModelError,
     open_model_folder,
     padded_feed,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from hindsight_tools import InvalidRequestError, MemoryEngine, Settings
-from hindsight_tools.tokens import count_tokens
+from hindsight_tools.encoders.tokens import count_tokens
 
 LIFE: list[dict[str, Any]] = [
     {

@@ -21,8 +21,8 @@ from benchmarks.recall_bench import (
     overlap,
     percentile,
 )
-from hindsight_tools.embedding import Vectors
-from hindsight_tools.temporal import extract_time_window
+from hindsight_tools.encoders.embedding import Vectors
+from hindsight_tools.query.time_window import extract_time_window
 
 
 class HashEmbedder:

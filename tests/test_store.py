@@ -18,9 +18,9 @@ from hindsight_tools import (
     Settings,
     StoreError,
 )
-from hindsight_tools.embedding import Vectors, canonical_model_name
+from hindsight_tools.encoders.embedding import Vectors, canonical_model_name
 from hindsight_tools.settings import DEFAULT_EMBEDDINGS_MODEL
-from hindsight_tools.store import MIGRATIONS, bootstrap
+from hindsight_tools.store.bootstrap import MIGRATIONS, bootstrap
 
 
 @pytest.fixture

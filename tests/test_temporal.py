@@ -1,4 +1,4 @@
-"""Time windows from query text (SPEC §5): pure, no database.
+"""Time windows from query text : pure, no database.
 
 Every expected window is written out in full for a fixed ``NOW``: Wednesday 2024-06-12,
 15:30 UTC. Ends are inclusive, the span's last microsecond (``E`` below).
@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from hindsight_tools.temporal import MAX_QUERY_CHARS, TimeWindow, extract_time_window
+from hindsight_tools.query.time_window import MAX_QUERY_CHARS, TimeWindow, extract_time_window
 
 NOW = datetime(2024, 6, 12, 15, 30, tzinfo=UTC)
 E = "T23:59:59.999999"  # appended to a date: that day's last microsecond

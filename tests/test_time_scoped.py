@@ -11,7 +11,7 @@ from datetime import datetime
 import pytest
 
 from hindsight_tools import AsyncMemoryEngine, MemoryEngine, Settings
-from hindsight_tools.demo import DEMO_NOW, demo_items
+from hindsight_tools.cli.demo import DEMO_NOW, demo_items
 
 SUMMER_2023 = {"demo-12", "demo-13", "demo-14"}  # half marathon, Dolomites, Rust
 

@@ -16,8 +16,8 @@ from hindsight_tools import (
     run_recall_tool,
     run_retain_tool,
 )
-from hindsight_tools.tokens import count_tokens
-from hindsight_tools.tool import resolve_bank_id
+from hindsight_tools.encoders.tokens import count_tokens
+from hindsight_tools.tools import resolve_bank_id
 
 MEMORIES: list[dict[str, Any]] = [
     {

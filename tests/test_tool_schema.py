@@ -20,7 +20,7 @@ from openai.types.shared_params import FunctionDefinition
 from pydantic import TypeAdapter
 
 from hindsight_tools import RecallToolArgs, recall_tool_schema, retain_tool_schema
-from hindsight_tools.tool import input_schema, parse_tool_arguments, tool_schema
+from hindsight_tools.tools import input_schema, parse_tool_arguments, tool_schema
 
 # keywords OpenAI's strict mode supports (structured outputs' JSON Schema subset)
 STRICT_KEYWORDS = {

@@ -12,7 +12,7 @@ from langchain_core.embeddings import Embeddings
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from pydantic import PrivateAttr
 
-from hindsight_tools.embedding import Embedder, embed_texts
+from hindsight_tools.encoders.embedding import Embedder, embed_texts
 
 
 class LangChainEmbeddings(Embeddings):

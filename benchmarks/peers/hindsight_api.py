@@ -37,7 +37,7 @@ import psycopg
 from psycopg import sql
 
 from benchmarks.peers import DiaIds, Memory
-from hindsight_tools.embedding import resolve_model_path
+from hindsight_tools.encoders.embedding import resolve_model_path
 
 RETAIN_BATCH = 100
 START_TIMEOUT = 180.0

@@ -25,7 +25,7 @@ from langchain_postgres.v2.hybrid_search_config import (
 
 from benchmarks.peers import DiaIds, Memory
 from benchmarks.peers.embeddings import LangChainEmbeddings
-from hindsight_tools.embedding import Embedder
+from hindsight_tools.encoders.embedding import Embedder
 
 SCHEMA = "peer_langchain"
 ADD_BATCH = 256

@@ -30,7 +30,7 @@ from benchmarks.peers import DiaIds, Memory
 from benchmarks.peers.embeddings import LlamaIndexEmbedding
 from benchmarks.peers.langchain_pg import sqlalchemy_url
 from benchmarks.peers.rerank import CrossEncoderRerank
-from hindsight_tools.embedding import Embedder
+from hindsight_tools.encoders.embedding import Embedder
 
 SCHEMA = "peer_llama_index"
 METADATA_KEYS = ["bank", "dia_id"]

@@ -11,7 +11,7 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from hindsight_tools.rerankers.onnx import OnnxCrossEncoder
+from hindsight_tools.recall.rerank.onnx import OnnxCrossEncoder
 
 
 class CrossEncoderRerank(BaseNodePostprocessor):

@@ -1,4 +1,4 @@
-"""How many candidates each arm may return for a given ``budget`` (SPEC §8)."""
+"""How many candidates each arm may return for a given ``budget`` (docs/design.md, Budgets and packing)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""Merging the arms' ranked lists (SPEC §6). Pure functions; inputs are never modified."""
+"""Merging the arms' ranked lists (docs/design.md, Fusion). Pure functions; inputs are never modified."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from hindsight_tools.recall.arms import ARM_ORDER, ArmName, ArmResult
+from hindsight_tools.recall.arms.base import ARM_ORDER, ArmName, ArmResult
 
 RRF_K = 60
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from hindsight_tools._plan import Plan, Statement
+from hindsight_tools.runtime.plan import Plan, Statement
 
 _MEMORIES = """
 SELECT m.id, m.text, m.fact_type, m.context, m.occurred_start, m.occurred_end,

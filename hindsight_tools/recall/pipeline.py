@@ -1,4 +1,4 @@
-"""One recall, end to end, as an engine program (see ``hindsight_tools._program``)."""
+"""One recall, end to end, as an engine program (see ``hindsight_tools.runtime.program``)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,9 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from hindsight_tools._plan import Plan, with_statement_timeout
-from hindsight_tools._program import Blocking, Parallel, ParallelResult, Program
-from hindsight_tools.embedding import Embedder, embed_texts
-from hindsight_tools.entities import EntityExtractor
-from hindsight_tools.late_interaction import LateInteractionEncoder
+from hindsight_tools.encoders.embedding import Embedder, embed_texts
+from hindsight_tools.encoders.late_interaction import LateInteractionEncoder
+from hindsight_tools.encoders.tokens import truncate_to_tokens
 from hindsight_tools.models import (
     ArmTrace,
     RecalledChunk,
@@ -20,32 +18,34 @@ from hindsight_tools.models import (
     RecallTrace,
     Scores,
 )
-from hindsight_tools.recall.arms import ARM_ORDER, ArmName, ranked
+from hindsight_tools.query.entities import EntityExtractor
+from hindsight_tools.query.time_window import TimeWindow, extract_time_window
+from hindsight_tools.recall.arms.base import ARM_ORDER, ArmName, ranked
+from hindsight_tools.recall.arms.bm25 import KeywordBackend, KeywordQuery
+from hindsight_tools.recall.arms.graph import GraphQuery, graph_plan
+from hindsight_tools.recall.arms.semantic import semantic_plan
+from hindsight_tools.recall.arms.temporal import TemporalQuery, temporal_plan
 from hindsight_tools.recall.budget import recall_budget, rerank_depth
-from hindsight_tools.recall.final import RankedCandidate, rank_final, rerank_head
 from hindsight_tools.recall.fusion import reciprocal_rank_fusion
-from hindsight_tools.recall.graph import GraphQuery, graph_plan
 from hindsight_tools.recall.hydrate import (
     MemoryRow,
     chunks_plan,
     memories_plan,
     token_vectors_plan,
 )
-from hindsight_tools.recall.keyword import KeywordBackend, KeywordQuery
-from hindsight_tools.recall.rerank import RerankChain, RerankOutcome, rerank_document
+from hindsight_tools.recall.packing import fill_chunks, fill_token_budget
+from hindsight_tools.recall.periods import named_periods
+from hindsight_tools.recall.prerank import RankedCandidate, rank_final, rerank_head
+from hindsight_tools.recall.rerank.base import RerankChain, RerankOutcome, rerank_document
 from hindsight_tools.recall.scoring import (
     Evidence,
     ScoringWeights,
     temporal_signal,
     window_weight,
 )
-from hindsight_tools.recall.semantic import semantic_plan
-from hindsight_tools.recall.temporal_arm import TemporalQuery, temporal_plan
-from hindsight_tools.recall.token_budget import fill_chunks, fill_token_budget
-from hindsight_tools.recall.window import named_periods
+from hindsight_tools.runtime.plan import Plan, with_statement_timeout
+from hindsight_tools.runtime.program import Blocking, Parallel, ParallelResult, Program
 from hindsight_tools.settings import Settings
-from hindsight_tools.temporal import TimeWindow, extract_time_window
-from hindsight_tools.tokens import truncate_to_tokens
 
 MAX_QUERY_TOKENS = 500
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from hindsight_tools.temporal import TimeWindow
+from hindsight_tools.query.time_window import TimeWindow
 
 RecencyFunction = Literal["linear", "exponential", "none"]
 
@@ -56,7 +56,7 @@ class Evidence:
     # The end of the memory's span when it has one (occurred_start..occurred_end).
     end: datetime | None = None
     # The period the memory's own words name, resolved against its date ("last year we
-    # went camping", said in 2023, is about 2022); see hindsight_tools.recall.window.
+    # went camping", said in 2023, is about 2022); see hindsight_tools.recall.periods.
     named: TimeWindow | None = None
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.runnables import RunnableConfig, ensure_config
 
-from hindsight_tools.tool import resolve_bank_id
+from hindsight_tools.tools import resolve_bank_id
 
 
 def bank_for_call(bound: str | None, config: RunnableConfig | None) -> str:

@@ -13,7 +13,7 @@ from langchain_core.tools import ArgsSchema, BaseTool, ToolException
 from pydantic import ValidationError
 
 from hindsight_tools import HindsightError, MemoryEngine, RecallToolArgs
-from hindsight_tools.tool import (
+from hindsight_tools.tools import (
     RECALL_TOOL_DESCRIPTION,
     RECALL_TOOL_NAME,
     arecall_text,

@@ -10,8 +10,8 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from hindsight_tools import MemoryEngine, RecallResult
-from hindsight_tools._tool_text import chunk_texts, memory_metadata
 from hindsight_tools.models import Budget, FactType, TagsMatch
+from hindsight_tools.tools.text import chunk_texts, memory_metadata
 
 # What a response synthesizer shows the LLM next to a memory's text; ids, scores and the
 # like are for the program and only cost prompt tokens.

@@ -16,7 +16,7 @@ from hindsight_tools import (
     run_recall_tool,
     run_retain_tool,
 )
-from hindsight_tools.tool import (
+from hindsight_tools.tools import (
     RECALL_TOOL_DESCRIPTION,
     RECALL_TOOL_NAME,
     RETAIN_TOOL_DESCRIPTION,

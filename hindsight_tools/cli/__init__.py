@@ -1,0 +1,1 @@
+"""The `hindsight-tools` command line."""

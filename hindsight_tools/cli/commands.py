@@ -1,0 +1,269 @@
+"""The ``hindsight-tools`` command: demo, retain, recall, eval, mcp."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from hindsight_tools.errors import HindsightError
+from hindsight_tools.models import FACT_TYPES, RecallResult
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hindsight-tools", description="Long-term memory for agents: retain and recall."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    demo = commands.add_parser("demo", help="retain a bundled memory set and run sample recalls")
+    demo.add_argument("--bank", default="demo", help="bank to use (emptied first)")
+
+    retain = commands.add_parser("retain", help="retain memories from a JSON Lines file")
+    retain.add_argument("file", type=Path)
+    retain.add_argument(
+        "--bank", help="target bank; without it each line's own 'bank' field is used"
+    )
+    retain.add_argument(
+        "--documents", type=Path, help="documents JSONL: each memory's document text is its chunk"
+    )
+    retain.add_argument("--batch-size", type=int, default=256)
+
+    evaluate = commands.add_parser(
+        "eval", help="turn-level recall@k on a LoCoMo-format directory (memories, queries)"
+    )
+    evaluate.add_argument("directory", type=Path)
+    evaluate.add_argument(
+        "--arms",
+        nargs="+",
+        choices=["semantic", "bm25", "graph", "temporal"],
+        help="arms to run (default: all four)",
+    )
+    evaluate.add_argument("--keyword", choices=["bm25", "native"], help="keyword arm backend")
+    evaluate.add_argument("--budget", choices=["low", "mid", "high"], default="mid")
+    evaluate.add_argument(
+        "--graph-weighting", choices=["count", "idf"], help="graph arm entity weighting"
+    )
+    evaluate.add_argument(
+        "--reranker",
+        help="reranker provider or failover list (auto, local, onnx, cohere, tei, passthrough)",
+    )
+    evaluate.add_argument(
+        "--rerank-depth", type=int, help="candidates the cross-encoder scores, for every budget"
+    )
+    evaluate.add_argument(
+        "--late-interaction",
+        choices=["on", "off"],
+        help="order the fused list by MaxSim before the cross-encoder (default: on)",
+    )
+    evaluate.add_argument("--banks", nargs="+", help="only these conversations")
+    evaluate.add_argument("--limit", type=int, help="at most this many questions per bank")
+    evaluate.add_argument(
+        "--reuse", action="store_true", help="keep the banks retained by an earlier run"
+    )
+    evaluate.add_argument("--json", type=Path, help="also write the full report here")
+
+    mcp = commands.add_parser(
+        "mcp", help="serve the recall and retain tools of one bank over stdio (MCP)"
+    )
+    mcp.add_argument("--bank", required=True, help="the memory bank the tools work on")
+
+    recall = commands.add_parser("recall", help="recall memories for a query")
+    recall.add_argument("query")
+    recall.add_argument("--bank", required=True)
+    recall.add_argument("--budget", choices=["low", "mid", "high"])
+    recall.add_argument("--max-tokens", type=int)
+    recall.add_argument("--types", nargs="+", choices=FACT_TYPES)
+    recall.add_argument("--tags", nargs="*")
+    recall.add_argument("--tags-match", choices=["any", "all", "any_strict", "all_strict", "exact"])
+    recall.add_argument("--include-chunks", action="store_true", default=None)
+    recall.add_argument("--max-chunk-tokens", type=int)
+    recall.add_argument("--query-timestamp", help="ISO-8601 'now' for relative dates")
+    recall.add_argument("--json", action="store_true", help="print the result as JSON")
+    recall.add_argument("--trace", action="store_true", help="include timings per stage")
+    recall.add_argument(
+        "--explain", action="store_true", help="show each result's rank in every arm"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    _exit_on_sigterm()
+    try:
+        if args.command == "demo":
+            from hindsight_tools.cli.demo import run_demo
+
+            run_demo(args.bank)
+        elif args.command == "retain":
+            _retain(args)
+        elif args.command == "eval":
+            _evaluate(args)
+        elif args.command == "mcp":
+            from hindsight_tools.tools.mcp import run
+
+            run(args.bank)
+        else:
+            _recall(args)
+    except HindsightError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _exit_on_sigterm() -> None:
+    """Unwind on SIGTERM (``kill``, a service manager, an MCP client closing its server).
+
+    Python's default for SIGTERM dies on the spot, so the engine never leaves the embedded
+    server and PostgreSQL keeps running until some later process joins and leaves it. As
+    ``SystemExit`` the ``with`` blocks close and the last user stops the server. A handler
+    someone else installed is left alone.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
+
+
+def _retain(args: argparse.Namespace) -> None:
+    from tqdm import tqdm
+
+    from hindsight_tools.engine import MemoryEngine
+    from hindsight_tools.errors import FieldProblem, InvalidRequestError
+    from hindsight_tools.jsonl import item_from_record, read_documents, read_records
+
+    documents = read_documents(args.documents) if args.documents else {}
+    by_bank: dict[str, list[dict[str, Any]]] = {}
+    for number, record in read_records(args.file):
+        bank = args.bank or record.get("bank")
+        if not isinstance(bank, str):
+            raise InvalidRequestError(
+                [FieldProblem(f"{args.file}:{number}", "no --bank given and no 'bank' field")]
+            )
+        item = item_from_record(record)
+        if item.get("document_id") in documents and "chunk" not in item:
+            item["chunk"] = documents[item["document_id"]]
+        by_bank.setdefault(bank, []).append(item)
+    total = sum(len(items) for items in by_bank.values())
+    with MemoryEngine() as engine, tqdm(total=total, unit="memory", desc="retain") as bar:
+        for bank, items in by_bank.items():
+            iterator = iter(items)
+            while batch := list(islice(iterator, args.batch_size)):
+                engine.retain(bank, batch)
+                bar.update(len(batch))
+    print(f"retained {total} memories into {len(by_bank)} bank(s)")
+
+
+def _evaluate(args: argparse.Namespace) -> None:
+    from hindsight_tools.engine import MemoryEngine
+    from hindsight_tools.evaluation import (
+        EVAL_BANK_PREFIX,
+        format_report,
+        load_dataset,
+        run_eval,
+    )
+    from hindsight_tools.recall.budget import rerank_depth
+    from hindsight_tools.settings import Settings
+
+    overrides: dict[str, Any] = {}
+    if args.arms:
+        overrides["recall_arms"] = tuple(args.arms)
+    if args.keyword:
+        overrides["text_search_extension"] = args.keyword
+    if args.graph_weighting:
+        overrides["graph_entity_weighting"] = args.graph_weighting
+    if args.reranker:
+        overrides["reranker_provider"] = args.reranker
+    if args.rerank_depth is not None:
+        for budget in ("low", "mid", "high"):
+            overrides[f"reranker_depth_{budget}"] = args.rerank_depth
+    if args.late_interaction:
+        overrides["late_interaction"] = args.late_interaction == "on"
+    settings = Settings().model_copy(update=overrides)
+    dataset = load_dataset(args.directory)
+    with MemoryEngine(settings=settings) as engine:
+        if args.reuse:  # banks retained before late interaction, or with it off
+            for bank in dataset.banks:
+                if args.banks is None or bank.bank in args.banks:
+                    engine.backfill_token_vectors(EVAL_BANK_PREFIX + bank.bank)
+        report = run_eval(
+            engine,
+            dataset,
+            budget=args.budget,
+            banks=args.banks,
+            limit=args.limit,
+            fresh=not args.reuse,
+        )
+    print(
+        f"arms: {', '.join(settings.recall_arms)}; keyword backend: "
+        f"{settings.text_search_extension}; budget: {args.budget}; reranker: "
+        f"{engine.reranker_name} (depth {rerank_depth(args.budget, settings)}); late "
+        f"interaction: {'on' if engine.late_interaction else 'off'}"
+    )
+    print(format_report(report))
+    if args.json:
+        args.json.write_text(report.to_json())
+
+
+def _recall(args: argparse.Namespace) -> None:
+    from hindsight_tools.engine import MemoryEngine
+
+    with MemoryEngine() as engine:
+        result = engine.recall(
+            args.bank,
+            args.query,
+            budget=args.budget,
+            max_tokens=args.max_tokens,
+            types=args.types,
+            tags=args.tags,
+            tags_match=args.tags_match,
+            include_chunks=args.include_chunks,
+            max_chunk_tokens=args.max_chunk_tokens,
+            query_timestamp=args.query_timestamp,
+            trace=args.trace or args.explain,
+        )
+    if args.json:
+        print(result.model_dump_json(indent=2))
+    else:
+        print(format_result(result, explain=args.explain))
+
+
+def format_result(result: RecallResult, *, explain: bool = False) -> str:
+    """A compact human-readable listing: rank, score, date, fact type, text.
+
+    With ``explain``, each memory's rank in every arm that ran follows on its own line
+    (``-``: that arm didn't return it).
+    """
+    if not result.memories:
+        return "(no memories)"
+    arms = list(result.trace.arms) if result.trace is not None else []
+    lines = []
+    for rank, memory in enumerate(result.memories, start=1):
+        date = memory.occurred_start or memory.mentioned_at
+        when = f"{date:%Y-%m-%d}" if date else "undated"
+        lines.append(
+            f"{rank:>3}. [{memory.scores.final:.3f}] {when} ({memory.fact_type}) {memory.text}"
+        )
+        if explain:
+            ranks = "  ".join(f"{arm}#{memory.source_ranks.get(arm, '-')}" for arm in arms)
+            ce = memory.scores.cross_encoder
+            rerank = "not reranked" if ce is None else f"cross-encoder {ce:.3f}"
+            late = memory.scores.late_interaction
+            maxsim = "" if late is None else f"  maxsim {late:.3f}"
+            lines.append(f"     rrf {memory.scores.rrf or 0:.4f}{maxsim}  {rerank}  {ranks}")
+    for chunk in result.chunks:
+        marker = " (truncated)" if chunk.truncated else ""
+        lines.append(f"  chunk {chunk.document_id}#{chunk.chunk_index}{marker}: {chunk.text[:200]}")
+    if result.trace is not None and not explain:
+        lines.append(json.dumps(result.trace.model_dump(mode="json")))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

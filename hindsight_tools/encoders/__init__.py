@@ -1,0 +1,1 @@
+"""The models that turn text into vectors and counts: embedding, late interaction, tokens."""

@@ -1,0 +1,1 @@
+"""Reading a text for what recall and retain need: time expressions and entities."""

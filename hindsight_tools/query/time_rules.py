@@ -1,0 +1,535 @@
+"""Calendar arithmetic, vocabulary and the single-expression rules behind
+:mod:`hindsight_tools.query.time_window`, whose docstring states the conventions.
+
+Every span here is closed and aware UTC: ``end`` is the span's last microsecond.
+A rule is a regex plus a handler that turns its match into a span relative to
+``now``; handlers may raise ``ValueError``/``OverflowError`` for dates outside
+``datetime``'s range, which the caller treats as "no match".
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import NamedTuple
+
+import dateparser
+
+TICK = timedelta(microseconds=1)
+FLAGS = re.IGNORECASE | re.ASCII  # ASCII: a Unicode digit must not become a day number
+
+
+class Span(NamedTuple):
+    start: datetime
+    end: datetime
+
+
+# --- calendar arithmetic -------------------------------------------------------------
+
+
+def midnight(d: date) -> datetime:
+    return datetime(d.year, d.month, d.day, tzinfo=UTC)
+
+
+def upto(start: datetime, next_start: datetime) -> Span:
+    return Span(start, next_start - TICK)
+
+
+def day_span(d: date, days: int = 1) -> Span:
+    return upto(midnight(d), midnight(d + timedelta(days=days)))
+
+
+def week_span(d: date) -> Span:
+    return day_span(d - timedelta(days=d.weekday()), 7)
+
+
+def month_start(year: int, month: int) -> datetime:
+    # month may run past 1..12 so callers can step across year boundaries freely
+    y, m0 = divmod(year * 12 + month - 1, 12)
+    return datetime(y, m0 + 1, 1, tzinfo=UTC)
+
+
+def month_span(year: int, month: int, count: int = 1) -> Span:
+    return upto(month_start(year, month), month_start(year, month + count))
+
+
+def year_span(year: int, count: int = 1) -> Span:
+    return month_span(year, 1, 12 * count)
+
+
+def quarter_span(year: int, quarter: int) -> Span:
+    return month_span(year, 3 * quarter - 2, 3)
+
+
+SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+
+
+def season_span(season: str, year: int) -> Span:
+    # winter YEAR starts in December of YEAR and runs into February of YEAR + 1
+    return month_span(year, SEASON_START[season.lower()], 3)
+
+
+def add_months(moment: datetime, months: int) -> datetime:
+    y, m0 = divmod(moment.year * 12 + moment.month - 1 + months, 12)
+    day = min(moment.day, calendar.monthrange(y, m0 + 1)[1])
+    return moment.replace(year=y, month=m0 + 1, day=day)
+
+
+def shift(moment: datetime, unit: str, n: int) -> datetime:
+    if unit == "hour":
+        return moment + timedelta(hours=n)
+    if unit == "day":
+        return moment + timedelta(days=n)
+    if unit == "week":
+        return moment + timedelta(weeks=n)
+    return add_months(moment, n if unit == "month" else 12 * n)
+
+
+def unit_span(unit: str, moment: datetime) -> Span:
+    """The calendar hour, day, Monday-Sunday week, month or year holding ``moment``."""
+    if unit == "hour":
+        top = moment.replace(minute=0, second=0, microsecond=0)
+        return upto(top, top + timedelta(hours=1))
+    if unit == "day":
+        return day_span(moment.date())
+    if unit == "week":
+        return week_span(moment.date())
+    if unit == "month":
+        return month_span(moment.year, moment.month)
+    return year_span(moment.year)
+
+
+# --- choosing among the yearly (or weekly, …) occurrences of a name ------------------
+
+Maker = Callable[[int], Span]
+
+
+def _occurrences(make: Maker, around: int) -> list[Span]:
+    spans = []
+    for k in range(around - 2, around + 3):
+        try:
+            spans.append(make(k))
+        except (ValueError, OverflowError):  # near year 1 or 9999
+            continue
+    return spans
+
+
+def latest_started(make: Maker, around: int, now: datetime) -> Span:
+    return max((s for s in _occurrences(make, around) if s.start <= now), key=lambda s: s.start)
+
+
+def latest_ended(make: Maker, around: int, now: datetime) -> Span:
+    return max((s for s in _occurrences(make, around) if s.end < now), key=lambda s: s.start)
+
+
+def next_after(make: Maker, around: int, now: datetime) -> Span:
+    return min((s for s in _occurrences(make, around) if s.start > now), key=lambda s: s.start)
+
+
+def nearest(make: Maker, around: int, now: datetime) -> Span:
+    def distance(s: Span) -> tuple[timedelta, bool]:
+        gap = max(s.start - now, now - s.end, timedelta(0))
+        return gap, s.start > now  # on a tie the past one wins
+
+    return min(_occurrences(make, around), key=distance)
+
+
+# "last X" = the latest X that has fully ended; "this X" = the X holding now, else the
+# nearest; "next X" = the first X that starts after now.
+_MODIFIERS: dict[str, Callable[[Maker, int, datetime], Span]] = {
+    "last": latest_ended,
+    "this": nearest,
+    "next": next_after,
+}
+
+
+def modifier(word: str) -> str:
+    word = " ".join(word.lower().split())
+    return "last" if word in ("past", "this past", "previous") else word
+
+
+def by_modifier(word: str, make: Maker, around: int, now: datetime) -> Span:
+    return _MODIFIERS[modifier(word)](make, around, now)
+
+
+# --- vocabulary ------------------------------------------------------------------------
+
+_MONTH_NAMES = (
+    "january february march april may june july august september october november december"
+)
+MONTH_NUMBER = {name[:3]: n for n, name in enumerate(_MONTH_NAMES.split(), start=1)}
+# "May" alone is a modal verb far more often than a month: only its capitalised form counts
+MONTH_FULL = (
+    r"(?:january|february|march|april|(?-i:May|MAY)|june|july|august|september|october"
+    r"|november|december)\b"
+)
+MONTH_ANY = (
+    r"(?:january|february|march|april|may|june|july|august|september|october|november|december"
+    r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b\.?"
+)
+# "April's", "August Wilson's": a possessive marks a person, not a month
+NOT_NAME = r"(?!'s\b)(?!(?-i: [A-Z][a-z]+)'s\b)"
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+WEEKDAY = r"(?:" + "|".join(WEEKDAYS) + r")\b"
+SEASON = r"(?:spring|summer|autumn|fall|winter)\b"
+MOD = r"(?:last|this past|this|next|past|previous)"
+UNIT = r"(?:hour|day|week|month|year)"
+_WORD_NUMBERS = (
+    *("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"),
+    *("eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen"),
+    *("eighteen", "nineteen", "twenty"),
+)
+NUMBER_WORD = {w: n for n, w in enumerate(_WORD_NUMBERS, start=1)} | {"thirty": 30}
+COUNT = (
+    r"(?:(?:a )?couple(?: of)?|(?:a )?few|several|\d{1,6}|"
+    + "|".join(sorted(NUMBER_WORD, key=len, reverse=True))
+    + r"|an|a)\b"
+)
+# couple and few are read as exact counts; several as 2-4 units ("a wider window")
+_FUZZY = {"couple": (2, 2), "few": (3, 3), "several": (2, 4)}
+
+
+def count_range(word: str) -> tuple[int, int]:
+    last = word.lower().replace(" of", "").split()[-1]
+    if last in _FUZZY:
+        return _FUZZY[last]
+    n = int(last) if last.isdigit() else NUMBER_WORD.get(last, 1)
+    return n, n
+
+
+def year_pattern(name: str, *, guard_tail: bool = True) -> str:
+    # digits glued to a year ("2022-06-05", "v2023", "$2000") mean it is not a year
+    tail = r"(?![-/.]\d)" if guard_tail else ""
+    return rf"(?<![\w/.$#])(?P<{name}>1[5-9]\d\d|2\d\d\d)\b{tail}"
+
+
+YEAR = year_pattern("year")
+
+
+# --- rules ------------------------------------------------------------------------------
+
+Handler = Callable[[re.Match[str], datetime], Span | None]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``strict`` scans a whole query and carries whatever context a look-alike word needs
+    ("in May", not "May"); ``loose`` is used after "since", "between", "early", …, where
+    that context is already given. Both put the expression itself in group ``core``."""
+
+    name: str
+    strict: re.Pattern[str]
+    loose: re.Pattern[str]
+    handle: Handler
+
+
+def rule(name: str, core: str, handle: Handler, *, context: str = "", loose: str = "") -> Rule:
+    return Rule(
+        name,
+        re.compile(rf"{context}(?P<core>{core})", FLAGS),
+        re.compile(rf"(?P<core>{loose or core})", FLAGS),
+        handle,
+    )
+
+
+def _month(m: re.Match[str]) -> int:
+    return MONTH_NUMBER[m["mon"].lower()[:3]]
+
+
+def _day_words(m: re.Match[str], now: datetime) -> Span | None:
+    word = " ".join(m["dw"].lower().split())
+    offset = {"the day before yesterday": -2, "yesterday": -1, "last night": -1}.get(word, 0)
+    offset = {"tomorrow": 1, "the day after tomorrow": 2}.get(word, offset)
+    day = now.date() + timedelta(days=offset)
+    part = (m["part"] or "").lower() or {"tonight": "night", "last night": "night"}.get(word, "")
+    if word == "this" and not part:
+        return None
+    hours = {"morning": (6, 12), "afternoon": (12, 18), "evening": (18, 24), "night": (18, 30)}
+    if part not in hours:
+        return day_span(day)
+    first, past_last = hours[part]  # a night runs 18:00 to 06:00 the next morning
+    return upto(midnight(day) + timedelta(hours=first), midnight(day) + timedelta(hours=past_last))
+
+
+def _recently(m: re.Match[str], now: datetime) -> Span:
+    return Span(now - timedelta(days=30), now)
+
+
+def _ago(m: re.Match[str], now: datetime) -> Span:
+    unit = m["unit"].lower()
+    fewest, most = count_range(m["n"])
+    return Span(
+        unit_span(unit, shift(now, unit, -most)).start,
+        unit_span(unit, shift(now, unit, -fewest)).end,
+    )
+
+
+def _rolling(m: re.Match[str], now: datetime) -> Span:
+    unit = m["unit"].lower()
+    most = count_range(m["n"])[1] if m["n"] else 1
+    return Span(shift(now, unit, -most), now)
+
+
+def _relative_unit(m: re.Match[str], now: datetime) -> Span:
+    step = {"last": -1, "this": 0, "next": 1}[modifier(m["mod"])]
+    unit = m["unit"].lower()
+    if unit == "quarter":
+        return month_span(now.year, 3 * ((now.month - 1) // 3 + step) + 1, 3)
+    if unit == "weekend":
+        saturday = week_span(now.date() + timedelta(weeks=step)).start + timedelta(days=5)
+        return upto(saturday, saturday + timedelta(days=2))
+    return unit_span(unit, shift(now, unit, step))
+
+
+def _earlier_later(m: re.Match[str], now: datetime) -> Span:
+    period = unit_span((m["unit"] or "day").lower(), now)
+    return Span(period.start, now) if m["el"].lower() == "earlier" else Span(now, period.end)
+
+
+def _weekend(m: re.Match[str], now: datetime) -> Span:
+    # the latest weekend that has begun: this one on Saturday/Sunday, else last week's
+    back = 0 if now.weekday() >= 5 else 1
+    saturday = week_span(now.date() - timedelta(weeks=back)).start + timedelta(days=5)
+    return upto(saturday, saturday + timedelta(days=2))
+
+
+def _weekday(m: re.Match[str], now: datetime) -> Span:
+    wanted, today = WEEKDAYS.index(m["wd"].lower()), now.date()
+    mod = modifier(m.groupdict().get("mod") or "on")
+    if mod == "last":  # strictly before today
+        return day_span(today - timedelta(days=(today.weekday() - wanted - 1) % 7 + 1))
+    if mod == "next":  # strictly after today
+        return day_span(today + timedelta(days=(wanted - today.weekday() - 1) % 7 + 1))
+    if mod == "this":  # in the current Monday-Sunday week
+        return day_span(today + timedelta(days=wanted - today.weekday()))
+    return day_span(today - timedelta(days=(today.weekday() - wanted) % 7))  # today counts
+
+
+_DATEPARSER_SETTINGS: dict[str, object] = {
+    "PREFER_DATES_FROM": "past",
+    "RETURN_AS_TIMEZONE_AWARE": False,
+    "REQUIRE_PARTS": ["day", "month"],
+    "DATE_ORDER": "MDY",
+    "PARSERS": ["custom-formats", "absolute-time"],
+}
+
+
+def _concrete_day(m: re.Match[str], now: datetime) -> Span | None:
+    settings = {**_DATEPARSER_SETTINGS, "RELATIVE_BASE": now.replace(tzinfo=None)}
+    parsed: datetime | None = dateparser.parse(m["date"], languages=["en"], settings=settings)
+    return None if parsed is None else day_span(parsed.date())
+
+
+def _month_year(m: re.Match[str], now: datetime) -> Span:
+    return month_span(int(m["year"]), _month(m))
+
+
+def _month_named(m: re.Match[str], now: datetime) -> Span:
+    mod, month = m.groupdict().get("mod"), _month(m)
+
+    def make(year: int) -> Span:
+        return month_span(year, month)
+
+    return by_modifier(mod, make, now.year, now) if mod else latest_started(make, now.year, now)
+
+
+def _season_year(m: re.Match[str], now: datetime) -> Span:
+    return season_span(m["season"], int(m["year"]))
+
+
+def _season_named(m: re.Match[str], now: datetime) -> Span:
+    mod, season = m.groupdict().get("mod"), m["season"]
+
+    def make(year: int) -> Span:
+        return season_span(season, year)
+
+    return by_modifier(mod, make, now.year, now) if mod else latest_started(make, now.year, now)
+
+
+def _quarter_code(m: re.Match[str], now: datetime) -> Span:
+    quarter = int(m["q"])
+    if m["year"]:
+        return quarter_span(int(m["year"]), quarter)
+    return latest_started(lambda y: quarter_span(y, quarter), now.year, now)
+
+
+def _quarter_ordinal(m: re.Match[str], now: datetime) -> Span:
+    word = m["ord"].lower()
+    quarter = 4 if word in ("last", "final") else int(word[0]) if word[0].isdigit() else 0
+    quarter = quarter or ("first", "second", "third", "fourth").index(word) + 1
+    step = {"last": -1, "this": 0, "next": 1}[modifier(m["rel"])] if m["rel"] else 0
+    return quarter_span(int(m["year"]) if m["year"] else now.year + step, quarter)
+
+
+def _year(m: re.Match[str], now: datetime) -> Span:
+    return year_span(int(m["year"]))
+
+
+def _year_range(m: re.Match[str], now: datetime) -> Span | None:
+    first, last = int(m["year"]), int(m["year2"])
+    return year_span(first, last - first + 1) if 0 <= last - first <= 200 else None
+
+
+_DECADE_WORDS = (
+    *("twenties", "thirties", "forties", "fifties"),
+    *("sixties", "seventies", "eighties", "nineties"),
+)
+
+
+def _decade(m: re.Match[str], now: datetime) -> Span:
+    groups = m.groupdict()
+    if groups.get("dec"):
+        return year_span(int(groups["dec"]), 10)
+    if groups.get("dw"):
+        tens = _DECADE_WORDS.index(groups["dw"].lower()) + 2
+        if groups.get("cent"):
+            return year_span(1900 + 10 * tens, 10)
+    else:
+        tens = int(groups["d2"])
+    # "the 90s" = the latest such decade that has begun
+    return latest_started(lambda c: year_span(100 * c + 10 * tens, 10), now.year // 100, now)
+
+
+_IN = r"\b(?:in|during|throughout|around|over) "
+_DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?\b(?!:)"
+_MONTH_ONLY = rf"(?P<mon>{MONTH_FULL}){NOT_NAME}"
+
+# Order breaks ties between matches starting at the same place with the same length.
+RULES: tuple[Rule, ...] = (
+    rule(
+        "numeric date",
+        r"(?<![\w/.-])(?P<date>\d{4}-\d{1,2}-\d{1,2}|\d{4}/\d{1,2}/\d{1,2}|\d{1,2}/\d{1,2}/(?:\d{4}|\d{2}))(?![\w/]|[-.]\d)",
+        _concrete_day,
+    ),
+    rule(
+        "date",
+        rf"\b(?:{WEEKDAY},? )?(?P<date>(?:the )?"
+        rf"(?:{MONTH_ANY} (?:the )?{_DAY}(?:,? {year_pattern('y1')})?"
+        rf"|{_DAY} (?:of )?{MONTH_ANY}(?:,? {year_pattern('y2')})?))",
+        _concrete_day,
+    ),
+    rule(
+        "day word",
+        r"\b(?P<dw>the day before yesterday|the day after tomorrow|yesterday|today|tonight"
+        r"|tomorrow|last night|this(?= (?:morning|afternoon|evening)\b))\b"
+        r"(?: (?P<part>morning|afternoon|evening|night)\b)?",
+        _day_words,
+    ),
+    rule("recently", r"\b(?:recently|lately|of late)\b", _recently),
+    rule("ago", rf"\b(?P<n>{COUNT}) (?P<unit>{UNIT})s? (?:ago|back)\b", _ago),
+    rule(
+        "rolling",
+        rf"\b(?:(?:the |this )?(?:last|past|previous) (?P<n>{COUNT}) |(?:the|this) (?:last|past) )"
+        rf"(?P<unit>{UNIT})s?\b(?! of\b)",
+        _rolling,
+    ),
+    rule(
+        "relative unit",
+        rf"\b(?P<mod>{MOD}) (?P<unit>week|month|year|weekend|quarter)\b",
+        _relative_unit,
+    ),
+    rule(
+        "earlier/later",
+        r"\b(?P<el>earlier|later) (?:this (?P<unit>week|month|year)|today)\b",
+        _earlier_later,
+    ),
+    rule(
+        "the weekend",
+        # "the weekend trip" is an outing, not a date
+        r"\b(?:over|on|at|during|through) the weekend\b"
+        r"(?! (?:trip|getaway|plans?|retreat|job|shift)\b)",
+        _weekend,
+    ),
+    rule("weekday after modifier", rf"\b(?P<mod>{MOD}) (?P<wd>{WEEKDAY})", _weekday),
+    rule(
+        "weekday",
+        rf"(?P<wd>{WEEKDAY})",
+        _weekday,
+        context=rf"(?:(?<=\bon )|(?={WEEKDAY} (?:morning|afternoon|evening|night)\b))",
+        loose=rf"(?:on )?(?P<wd>{WEEKDAY})",
+    ),
+    rule(
+        "month and year", rf"\b(?:the month of )?(?P<mon>{MONTH_ANY}),? (?:of )?{YEAR}", _month_year
+    ),
+    rule("month after modifier", rf"\b(?P<mod>{MOD}) (?P<mon>{MONTH_FULL})", _month_named),
+    rule(
+        "month",
+        _MONTH_ONLY,
+        _month_named,
+        context=rf"{_IN}(?:the month of )?",
+        loose=rf"\b(?:the month of )?(?P<mon>{MONTH_ANY}){NOT_NAME}",
+    ),
+    rule("season and year", rf"\b(?:the )?(?P<season>{SEASON}),? (?:of )?{YEAR}", _season_year),
+    rule("season after modifier", rf"\b(?P<mod>{MOD}) (?P<season>{SEASON})", _season_named),
+    rule(
+        "season",
+        rf"(?P<season>{SEASON}){NOT_NAME}(?! of (?!\d))",
+        _season_named,
+        context=rf"{_IN}(?:the )?",
+        loose=rf"\b(?:the )?(?P<season>{SEASON})",
+    ),
+    rule("quarter code", rf"\bQ(?P<q>[1-4])\b(?:,? (?:of )?{YEAR})?", _quarter_code),
+    rule("year and quarter", rf"{YEAR}[ -]?Q(?P<q>[1-4])\b", _quarter_code),
+    rule(
+        "ordinal quarter",
+        r"\b(?:the )?(?P<ord>first|second|third|fourth|last|final|[1-4](?:st|nd|rd|th)) quarter "
+        rf"(?:of )?(?:{YEAR}|(?P<rel>{MOD}) year\b)",
+        _quarter_ordinal,
+    ),
+    rule(
+        "year range",
+        rf"{year_pattern('year', guard_tail=False)} ?(?:-|to) ?{year_pattern('year2')}",
+        _year_range,
+    ),
+    rule("year", YEAR, _year, context=r"\b(?:in|during|throughout|around|circa|for|year) "),
+    rule("decade", r"(?<![\w'])(?P<dec>1[5-9]\d0|2\d\d0)'?s\b", _decade),
+    rule(
+        "short decade",
+        r"\bthe '?(?P<d2>\d)0'?s\b",
+        _decade,
+        loose=r"(?<![\w'])(?:the )?'?(?P<d2>\d)0'?s\b",
+    ),
+    rule(
+        "decade in words",
+        rf"\bthe (?P<cent>nineteen[ -]?)?(?P<dw>{'|'.join(_DECADE_WORDS)})\b",
+        _decade,
+        loose=rf"\b(?:the )?(?P<cent>nineteen[ -]?)?(?P<dw>{'|'.join(_DECADE_WORDS)})\b",
+    ),
+)
+
+
+def split_part(span: Span, part: str) -> Span | None:
+    """The early/mid/late third or first/second half of a span of whole months or years:
+    a year splits Jan-Apr / May-Aug / Sep-Dec, a month 1-10 / 11-20 / 21-end, a decade
+    0-3 / 4-6 / 7-9. Shorter spans ("late yesterday") have no parts: None."""
+    start, stop = span.start, span.end + TICK
+    months = (stop.year - start.year) * 12 + stop.month - start.month
+    aligned = start == month_start(start.year, start.month) and stop == month_start(
+        stop.year, stop.month
+    )
+    if not aligned or months < 1:
+        return None
+    if months == 1:
+        days = (stop - start).days
+        bounds = {"early": (0, 10), "mid": (10, 20), "late": (20, days), "first half": (0, 15)}
+        first, last = bounds.get(part, (15, days))
+        return upto(start + timedelta(days=first), start + timedelta(days=last))
+    years = months % 12 == 0 and months >= 24
+    n = months // 12 if years else months
+    bounds = {
+        "early": (0, math.ceil(n / 3)),
+        "mid": (math.ceil(n / 3), n - n // 3),
+        "late": (n - n // 3, n),
+        "first half": (0, math.ceil(n / 2)),
+        "second half": (n // 2, n),
+    }
+    first, last = bounds[part]
+    scale = 12 if years else 1
+    return upto(
+        month_start(start.year, start.month + first * scale),
+        month_start(start.year, start.month + last * scale),
+    )

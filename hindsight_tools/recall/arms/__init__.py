@@ -1,0 +1,1 @@
+"""The four retrieval arms, one SQL query each."""

@@ -1,0 +1,166 @@
+"""Keyword arm: exact terms, names and identifiers (docs/design.md, The four arms), with pluggable backends.
+
+``HINDSIGHT_API_TEXT_SEARCH_EXTENSION`` picks the backend:
+
+* ``bm25`` — Okapi BM25 computed in stock PostgreSQL from per-bank term statistics that
+  retain keeps current (``memory_terms``, ``bank_terms``, ``banks.doc_count``); the Lucene
+  form ``Σ ln(1 + (N − df + 0.5)/(df + 0.5)) · tf / (tf + k1·(1 − b + b·dl/avgdl))``;
+* ``native`` — PostgreSQL full text, ``ts_rank_cd`` over text + context + entity names,
+  matching any query term (no IDF: common words weigh as much as names).
+
+Both use the same lexemes (``to_tsvector`` in the configured language). Queries with more
+than ``MAX_QUERY_TERMS`` terms keep the rarest ones in the bank. A further backend (such as
+ParadeDB's ``pg_search``) is one more :class:`KeywordBackend`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from psycopg import sql
+
+from hindsight_tools.models import FactType, TagsMatch
+from hindsight_tools.recall.arms.filters import tags_condition
+from hindsight_tools.runtime.plan import Plan, Statement
+
+MAX_QUERY_TERMS = 16
+_NO_FILTER = sql.SQL("TRUE")
+KeywordBackendName = Literal["bm25", "native"]
+
+
+@dataclass(frozen=True)
+class KeywordQuery:
+    bank_id: str
+    text: str
+    types: tuple[FactType, ...]
+    tags: list[str] | None
+    tags_match: TagsMatch
+    limit: int
+    language: str
+
+
+class KeywordBackend(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    def plan(self, query: KeywordQuery) -> Plan[list[tuple[str, float]]]: ...
+
+
+# The query's lexemes that occur in the bank, rarest first (ties by term, for determinism).
+_RAREST_TERMS = """
+SELECT bt.term, bt.df FROM bank_terms bt
+WHERE bt.bank_id = %(bank)s
+  AND bt.term = ANY(tsvector_to_array(to_tsvector(%(language)s::regconfig, %(query)s)))
+ORDER BY bt.df, bt.term
+LIMIT %(max_terms)s
+"""
+
+_BM25 = """
+WITH stats AS (
+    SELECT doc_count::float8 AS n,
+           greatest(total_length::float8 / nullif(doc_count, 0), 1e-9) AS avgdl
+    FROM banks WHERE bank_id = %(bank)s
+), q AS (
+    SELECT bt.term, ln(1 + (stats.n - bt.df + 0.5) / (bt.df + 0.5)) AS idf
+    FROM bank_terms bt, stats
+    WHERE bt.bank_id = %(bank)s AND bt.term = ANY(%(terms)s)
+), scored AS (
+    SELECT mt.unit_id AS id, mt.fact_type,
+           sum(q.idf * mt.tf
+               / (mt.tf + %(k1)s * (1 - %(b)s + %(b)s * mt.doc_length / stats.avgdl))) AS score
+    FROM q
+    JOIN memory_terms mt ON mt.bank_id = %(bank)s AND mt.term = q.term
+    CROSS JOIN stats
+    {tag_join}
+    WHERE mt.fact_type = ANY(%(types)s)
+    GROUP BY mt.unit_id, mt.fact_type
+)
+SELECT id, score FROM (
+    SELECT id, score, row_number() OVER (PARTITION BY fact_type ORDER BY score DESC, id) AS n
+    FROM scored
+) ranked
+WHERE n <= %(limit)s
+"""
+
+_NATIVE = """
+WITH q AS (
+    SELECT array_to_string(
+               array(SELECT quote_literal(t) FROM unnest(%(terms)s::text[]) AS t), ' | '
+           )::tsquery AS query
+)
+SELECT h.id, h.score
+FROM q, unnest(%(types)s::text[]) AS t(fact_type)
+CROSS JOIN LATERAL (
+    SELECT m.id, ts_rank_cd(m.search_vector, q.query) AS score
+    FROM memory_units m
+    WHERE m.bank_id = %(bank)s AND m.fact_type = t.fact_type
+      AND m.search_vector @@ q.query AND {tags}
+    ORDER BY score DESC, m.id
+    LIMIT %(limit)s
+) h
+"""
+
+
+def _rarest_terms(query: KeywordQuery) -> Plan[list[str]]:
+    rows = yield Statement(
+        _RAREST_TERMS,
+        {
+            "bank": query.bank_id,
+            "query": query.text,
+            "language": query.language,
+            "max_terms": MAX_QUERY_TERMS,
+        },
+    )
+    return [str(r[0]) for r in rows]
+
+
+def _ranked_by_terms(
+    query: KeywordQuery, template: str, extra: dict[str, object]
+) -> Plan[list[tuple[str, float]]]:
+    """Shared by the backends: pick the rarest query terms, then run ``template`` on them."""
+    terms = yield from _rarest_terms(query)
+    if not terms:
+        return []
+    tags = tags_condition("m", query.tags, query.tags_match)
+    # Postings carry fact type and length; only a tag filter needs the memories themselves.
+    tag_join: sql.Composable = sql.SQL("")
+    if tags != _NO_FILTER:
+        tag_join = sql.SQL(
+            "JOIN memory_units m ON m.bank_id = mt.bank_id AND m.id = mt.unit_id AND {}"
+        ).format(tags)
+    statement = sql.SQL(template).format(tags=tags, tag_join=tag_join)
+    params = {
+        "bank": query.bank_id,
+        "terms": terms,
+        "types": list(query.types),
+        "tags": query.tags or [],
+        "limit": query.limit,
+        **extra,
+    }
+    rows = yield Statement(statement, params)
+    return [(str(r[0]), float(r[1])) for r in rows]
+
+
+@dataclass(frozen=True)
+class Bm25Backend:
+    k1: float = 1.2
+    b: float = 0.75
+    name: str = "bm25"
+
+    def plan(self, query: KeywordQuery) -> Plan[list[tuple[str, float]]]:
+        return (yield from _ranked_by_terms(query, _BM25, {"k1": self.k1, "b": self.b}))
+
+
+@dataclass(frozen=True)
+class NativeBackend:
+    name: str = "native"
+
+    def plan(self, query: KeywordQuery) -> Plan[list[tuple[str, float]]]:
+        return (yield from _ranked_by_terms(query, _NATIVE, {}))
+
+
+def keyword_backend(name: KeywordBackendName, k1: float, b: float) -> KeywordBackend:
+    if name == "native":
+        return NativeBackend()
+    return Bm25Backend(k1=k1, b=b)

@@ -1,0 +1,60 @@
+"""Semantic arm: cosine similarity to the query, per fact type (docs/design.md, The four arms)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg import sql
+
+from hindsight_tools.models import FactType, TagsMatch
+from hindsight_tools.recall.arms.filters import tags_condition
+from hindsight_tools.runtime.plan import Plan, Statement
+
+# Each fact type gets its own top-k, so a bank full of one type can't crowd out the others.
+# One branch per type, with the type as a constant: that is what lets the planner use the
+# type's partial HNSW index (migration 0004), whose graph holds only that type, instead of
+# walking the global one and discarding the other types' rows (3-4x the visited tuples).
+_BRANCH = """
+(SELECT m.id, 1 - (m.embedding <=> %(query_vector)s) AS similarity
+ FROM memory_units m
+ WHERE m.bank_id = %(bank)s AND m.fact_type = {fact_type} AND {tags}
+ ORDER BY m.embedding <=> %(query_vector)s
+ LIMIT %(limit)s)"""
+_QUERY = """
+SELECT h.id, h.similarity FROM ({branches}) h
+WHERE h.similarity >= %(min_similarity)s
+"""
+# One HNSW index spans all banks and types; iterative scans keep walking it until the
+# filters have let through enough rows instead of returning too few.
+_SCAN = "SET LOCAL hnsw.iterative_scan = relaxed_order"
+_EF = "SELECT set_config('hnsw.ef_search', %(ef)s, true)"
+
+
+def semantic_plan(
+    bank_id: str,
+    query_vector: Any,
+    types: tuple[FactType, ...],
+    tags: list[str] | None,
+    tags_match: TagsMatch,
+    limit: int,
+    min_similarity: float,
+) -> Plan[list[tuple[str, float]]]:
+    yield Statement(_SCAN, None, "none")
+    yield Statement(_EF, {"ef": str(max(limit, 40))}, "none")
+    tags_sql = tags_condition("m", tags, tags_match)
+    # fact types are validated members of FACT_TYPES, and quoted as literals all the same
+    branches = sql.SQL(" UNION ALL ").join(
+        sql.SQL(_BRANCH).format(fact_type=sql.Literal(t), tags=tags_sql) for t in types
+    )
+    query = sql.SQL(_QUERY).format(branches=branches)
+    rows = yield Statement(
+        query,
+        {
+            "bank": bank_id,
+            "query_vector": query_vector,
+            "tags": tags or [],
+            "limit": limit,
+            "min_similarity": min_similarity,
+        },
+    )
+    return [(str(r[0]), float(r[1])) for r in rows]

@@ -1,0 +1,1 @@
+"""The rerank stage: the reranker protocol, the chain and its providers."""

@@ -1,0 +1,1 @@
+"""The write path: items into units, entities, links and token vectors."""

@@ -1,0 +1,433 @@
+"""The write path: checked items -> rows, entities and links, in one transaction (docs/design.md, Retain).
+
+:func:`prepare_items` is pure (ids, entities, chunk ids); :func:`retain_plan` is the SQL, as a
+sans-I/O plan run by the sync or async engine. All statements are parameterised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg import sql
+from psycopg.types.json import Json
+
+from hindsight_tools.encoders.embedding import Vectors
+from hindsight_tools.errors import FieldProblem, InvalidRequestError
+from hindsight_tools.models import MemoryItem, RetainResult
+from hindsight_tools.query.entities import EntityExtractor
+from hindsight_tools.runtime.plan import Plan, Statement
+from hindsight_tools.settings import Settings
+
+
+@dataclass(frozen=True)
+class PreparedItem:
+    """An item ready to write: its final id, entity names and chunk id."""
+
+    index: int
+    id: str
+    item: MemoryItem
+    entities: tuple[str, ...]
+    document_id: str | None
+    chunk_id: str | None
+
+
+def entity_key(name: str) -> str:
+    """Entities are one per bank and name, whatever the case or spacing."""
+    return " ".join(name.split()).casefold()
+
+
+def chunk_id_for(document_id: str, chunk_text: str) -> str:
+    """Same document and text -> same chunk id, so a chunk is stored once."""
+    digest = hashlib.sha256(f"{document_id}\x00{chunk_text}".encode()).hexdigest()
+    return f"chunk-{digest[:32]}"
+
+
+def document_id_for_chunk(chunk_text: str) -> str:
+    return f"doc-{hashlib.sha256(chunk_text.encode()).hexdigest()[:32]}"
+
+
+def prepare_items(items: Sequence[MemoryItem], extractor: EntityExtractor) -> list[PreparedItem]:
+    prepared = []
+    problems = []
+    for index, item in enumerate(items):
+        memory_id = item.id or uuid.uuid4().hex
+        for j, link in enumerate(item.causal_links):
+            if link.target_id == memory_id:
+                problems.append(
+                    FieldProblem(
+                        f"items[{index}].causal_links[{j}].target_id",
+                        "points to the item itself; a causal link needs another memory's id",
+                    )
+                )
+        names = item.entities if item.entities is not None else extractor(item.text)
+        unique: dict[str, str] = {}
+        for name in names:
+            key = entity_key(name)
+            if key:
+                unique.setdefault(key, " ".join(name.split()))
+        document_id = item.document_id
+        if item.chunk is not None and document_id is None:
+            document_id = document_id_for_chunk(item.chunk)
+        chunk_id = None
+        if item.chunk is not None and document_id is not None:
+            chunk_id = chunk_id_for(document_id, item.chunk)
+        prepared.append(
+            PreparedItem(index, memory_id, item, tuple(unique.values()), document_id, chunk_id)
+        )
+    if problems:
+        raise InvalidRequestError(problems)
+    return prepared
+
+
+_LOCK_BANK = "SELECT pg_advisory_xact_lock(hashtextextended(%(bank)s, 0))"
+_INSERT_BANK = "INSERT INTO banks (bank_id) VALUES (%(bank)s) ON CONFLICT DO NOTHING"
+_INSERT_DOCUMENTS = """
+INSERT INTO documents (bank_id, document_id)
+SELECT %(bank)s, d FROM unnest(%(documents)s::text[]) AS d
+ON CONFLICT DO NOTHING
+"""
+_INSERT_CHUNK = """
+INSERT INTO chunks (bank_id, chunk_id, document_id, chunk_index, chunk_text)
+SELECT %(bank)s, %(chunk_id)s, %(document_id)s,
+       coalesce(max(chunk_index) + 1, 0), %(text)s
+FROM chunks WHERE bank_id = %(bank)s AND document_id = %(document_id)s
+ON CONFLICT (bank_id, chunk_id) DO NOTHING
+"""
+_EXISTING = "SELECT id FROM memory_units WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)"
+_DROP_UNIT_ENTITIES = """
+DELETE FROM unit_entities WHERE bank_id = %(bank)s AND unit_id = ANY(%(ids)s)
+RETURNING entity_id
+"""
+# Derived links of a re-retained memory are rebuilt; causal links pointing to it stay.
+_DROP_LINKS = """
+DELETE FROM memory_links
+WHERE bank_id = %(bank)s
+  AND (from_unit_id = ANY(%(ids)s)
+       OR (to_unit_id = ANY(%(ids)s) AND link_type IN ('semantic', 'temporal')))
+"""
+_UPSERT_UNIT = """
+INSERT INTO memory_units (
+    bank_id, id, text, context, fact_type, embedding, occurred_start, occurred_end,
+    mentioned_at, tags, proof_count, document_id, chunk_id, metadata, search_vector,
+    search_length)
+VALUES (
+    %(bank)s, %(id)s, %(text)s, %(context)s, %(fact_type)s, %(embedding)s, %(occurred_start)s,
+    %(occurred_end)s, %(mentioned_at)s, %(tags)s, %(proof_count)s, %(document_id)s,
+    %(chunk_id)s, %(metadata)s,
+    to_tsvector(%(language)s::regconfig,
+                concat_ws(' ', %(text)s::text, %(context)s::text, %(entity_text)s::text)),
+    (SELECT coalesce(sum(coalesce(cardinality(t.positions), 1)), 0)
+     FROM unnest(to_tsvector(%(language)s::regconfig,
+                 concat_ws(' ', %(text)s::text, %(context)s::text, %(entity_text)s::text))) t))
+ON CONFLICT (bank_id, id) DO UPDATE SET
+    text = EXCLUDED.text, context = EXCLUDED.context, fact_type = EXCLUDED.fact_type,
+    embedding = EXCLUDED.embedding, occurred_start = EXCLUDED.occurred_start,
+    occurred_end = EXCLUDED.occurred_end, mentioned_at = EXCLUDED.mentioned_at,
+    tags = EXCLUDED.tags, proof_count = EXCLUDED.proof_count,
+    document_id = EXCLUDED.document_id, chunk_id = EXCLUDED.chunk_id,
+    metadata = EXCLUDED.metadata, search_vector = EXCLUDED.search_vector,
+    search_length = EXCLUDED.search_length, updated_at = now()
+"""
+# BM25 statistics: postings and document frequencies move with every (re-)retained memory.
+_DROP_TERMS = """
+WITH gone AS (
+    DELETE FROM memory_terms WHERE bank_id = %(bank)s AND unit_id = ANY(%(ids)s) RETURNING term
+), counts AS (SELECT term, count(*) AS n FROM gone GROUP BY term)
+UPDATE bank_terms b SET df = b.df - counts.n
+FROM counts WHERE b.bank_id = %(bank)s AND b.term = counts.term
+"""
+_DROP_UNUSED_TERMS = "DELETE FROM bank_terms WHERE bank_id = %(bank)s AND df <= 0"
+# Lexemes over 1 KB (a 2,000-letter "word") are left out: next to a long id they would pass
+# btree's row limit in the postings key, and nobody searches for them.
+_ADD_TERMS = """
+WITH added AS (
+    INSERT INTO memory_terms (bank_id, term, unit_id, tf, fact_type, doc_length)
+    SELECT u.bank_id, t.lexeme, u.id, coalesce(cardinality(t.positions), 1), u.fact_type,
+           u.search_length
+    FROM memory_units u CROSS JOIN LATERAL unnest(u.search_vector) t
+    WHERE u.bank_id = %(bank)s AND u.id = ANY(%(ids)s) AND octet_length(t.lexeme) <= 1024
+    RETURNING term
+)
+INSERT INTO bank_terms (bank_id, term, df)
+SELECT %(bank)s, term, count(*) FROM added GROUP BY term
+ON CONFLICT (bank_id, term) DO UPDATE SET df = bank_terms.df + EXCLUDED.df
+"""
+_BANK_TOTALS = """
+UPDATE banks SET (doc_count, total_length) = (
+    SELECT count(*), coalesce(sum(search_length), 0) FROM memory_units WHERE bank_id = %(bank)s)
+WHERE bank_id = %(bank)s
+"""
+_INSERT_ENTITIES = """
+INSERT INTO entities (bank_id, canonical_name, name_key)
+SELECT %(bank)s, n.name, n.key FROM unnest(%(names)s::text[], %(keys)s::text[]) AS n(name, key)
+ON CONFLICT (bank_id, name_key) DO NOTHING
+"""
+_INSERT_UNIT_ENTITIES = """
+INSERT INTO unit_entities (bank_id, unit_id, entity_id)
+SELECT %(bank)s, p.unit_id, e.id
+FROM unnest(%(unit_ids)s::text[], %(keys)s::text[]) AS p(unit_id, key)
+JOIN entities e ON e.bank_id = %(bank)s AND e.name_key = p.key
+ON CONFLICT DO NOTHING
+"""
+_COUNT_MENTIONS = """
+UPDATE entities e
+SET mention_count = (SELECT count(*) FROM unit_entities ue WHERE ue.entity_id = e.id)
+WHERE e.bank_id = %(bank)s AND (e.name_key = ANY(%(keys)s) OR e.id = ANY(%(old_ids)s))
+"""
+_DROP_UNUSED_ENTITIES = """
+DELETE FROM entities WHERE bank_id = %(bank)s AND id = ANY(%(old_ids)s) AND mention_count = 0
+"""
+_BANK_SIZE = "SELECT count(*) FROM memory_units WHERE bank_id = %(bank)s"
+# The HNSW index spans every bank: iterative scans keep walking it until the bank filter
+# has let through enough neighbours, instead of returning too few.
+_SEMANTIC_SCAN = "SET LOCAL hnsw.iterative_scan = relaxed_order"
+_SEMANTIC_EF = "SELECT set_config('hnsw.ef_search', %(ef)s, true)"
+# {order} is one of the two _NEIGHBOUR_ORDER entries, never user input.
+_SEMANTIC_LINKS = """
+INSERT INTO memory_links (bank_id, from_unit_id, to_unit_id, link_type, weight)
+SELECT %(bank)s, u.id, n.id, 'semantic', least(n.similarity, 1.0)
+FROM memory_units u
+CROSS JOIN LATERAL (
+    SELECT m.id, 1 - (m.embedding <=> u.embedding) AS similarity
+    FROM memory_units m
+    WHERE m.bank_id = %(bank)s AND m.id <> u.id
+    ORDER BY {order}
+    LIMIT %(top_k)s
+) n
+WHERE u.bank_id = %(bank)s AND u.id = ANY(%(ids)s) AND n.similarity >= %(threshold)s
+ON CONFLICT (bank_id, from_unit_id, to_unit_id, link_type) DO UPDATE SET weight = EXCLUDED.weight
+"""
+# Ordering by the distance operator lets the planner walk the HNSW index (approximate);
+# ordering by the derived similarity can't use it and compares against every unit of the
+# bank (exact), which is the faster of the two until a bank holds a few thousand units.
+_NEIGHBOUR_ORDER = {"hnsw": "m.embedding <=> u.embedding", "exact": "similarity DESC"}
+_TEMPORAL_LINKS = """
+INSERT INTO memory_links (bank_id, from_unit_id, to_unit_id, link_type, weight)
+SELECT %(bank)s, u.id, n.id, 'temporal',
+       greatest(0.3, 1 - n.hours / %(window_hours)s)
+FROM memory_units u
+CROSS JOIN LATERAL (
+    SELECT m.id, abs(extract(epoch FROM m.event_time - u.event_time)) / 3600.0 AS hours
+    FROM memory_units m
+    WHERE m.bank_id = %(bank)s AND m.id <> u.id
+      AND m.event_time BETWEEN u.event_time - make_interval(secs => %(window_seconds)s)
+                           AND u.event_time + make_interval(secs => %(window_seconds)s)
+    ORDER BY hours, m.id
+    LIMIT %(max_links)s
+) n
+WHERE u.bank_id = %(bank)s AND u.id = ANY(%(ids)s) AND u.event_time IS NOT NULL
+ON CONFLICT (bank_id, from_unit_id, to_unit_id, link_type) DO UPDATE SET weight = EXCLUDED.weight
+"""
+_MISSING_TARGETS = """
+SELECT t FROM unnest(%(targets)s::text[]) AS t
+WHERE NOT EXISTS (SELECT 1 FROM memory_units m WHERE m.bank_id = %(bank)s AND m.id = t)
+"""
+_INSERT_CAUSAL = """
+INSERT INTO memory_links (bank_id, from_unit_id, to_unit_id, link_type, weight)
+VALUES (%(bank)s, %(from_id)s, %(to_id)s, %(link_type)s, %(weight)s)
+ON CONFLICT (bank_id, from_unit_id, to_unit_id, link_type) DO UPDATE SET weight = EXCLUDED.weight
+"""
+
+
+# A re-retained memory's vectors are replaced; with late interaction off it has none.
+_DROP_TOKEN_VECTORS = """
+DELETE FROM memory_token_vectors WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)
+"""
+_INSERT_TOKEN_VECTORS = """
+INSERT INTO memory_token_vectors (bank_id, id, vectors) VALUES (%(bank)s, %(id)s, %(vectors)s)
+ON CONFLICT (bank_id, id) DO UPDATE SET vectors = EXCLUDED.vectors
+"""
+# Backfill of late-interaction vectors (see MemoryEngine.backfill_token_vectors). The text
+# guard keeps a memory re-retained meanwhile from getting the vectors of its old text, and
+# a retain that stored newer vectors first wins the conflict.
+_MISSING_TOKEN_VECTORS = """
+SELECT m.bank_id, m.id, m.text FROM memory_units m
+WHERE (%(bank)s::text IS NULL OR m.bank_id = %(bank)s)
+  AND NOT EXISTS (SELECT 1 FROM memory_token_vectors v
+                  WHERE v.bank_id = m.bank_id AND v.id = m.id)
+ORDER BY m.bank_id, m.id LIMIT %(limit)s
+"""
+_STORE_TOKEN_VECTORS = """
+INSERT INTO memory_token_vectors (bank_id, id, vectors)
+SELECT bank_id, id, %(vectors)s FROM memory_units
+WHERE bank_id = %(bank)s AND id = %(id)s AND text = %(text)s
+ON CONFLICT DO NOTHING
+"""
+
+
+def missing_token_vectors_plan(bank_id: str | None, limit: int) -> Plan[list[tuple[str, str, str]]]:
+    """Up to ``limit`` memories stored without late-interaction vectors: (bank, id, text)."""
+    rows = yield Statement(_MISSING_TOKEN_VECTORS, {"bank": bank_id, "limit": limit})
+    return [(str(b), str(i), str(t)) for b, i, t in rows]
+
+
+def store_token_vectors_plan(
+    rows: Sequence[tuple[str, str, str]], vectors: Sequence[bytes]
+) -> Plan[None]:
+    params = [
+        {"bank": b, "id": i, "text": t, "vectors": v}
+        for (b, i, t), v in zip(rows, vectors, strict=True)
+    ]
+    yield Statement(_STORE_TOKEN_VECTORS, params, "many")
+
+
+def retain_plan(
+    bank_id: str,
+    prepared: Sequence[PreparedItem],
+    embeddings: Vectors,
+    settings: Settings,
+    token_vectors: Sequence[bytes] | None = None,
+) -> Plan[RetainResult]:
+    """All writes of one retain call; the caller runs it in a single transaction."""
+    bank = {"bank": bank_id}
+    ids = [p.id for p in prepared]
+    # Concurrent retains into one bank would race on entity rows and chunk numbering.
+    yield Statement(_LOCK_BANK, bank, "none")
+    yield Statement(_INSERT_BANK, bank, "none")
+
+    documents = list(dict.fromkeys(p.document_id for p in prepared if p.document_id))
+    if documents:
+        yield Statement(_INSERT_DOCUMENTS, {**bank, "documents": documents}, "none")
+    chunks = {p.chunk_id: (p.document_id, p.item.chunk) for p in prepared if p.chunk_id is not None}
+    for chunk_id, (document_id, text) in chunks.items():
+        params = {**bank, "chunk_id": chunk_id, "document_id": document_id, "text": text}
+        yield Statement(_INSERT_CHUNK, params, "none")
+
+    existing = {row[0] for row in (yield Statement(_EXISTING, {**bank, "ids": ids}))}
+    old_entity_ids = sorted(
+        {row[0] for row in (yield Statement(_DROP_UNIT_ENTITIES, {**bank, "ids": ids}))}
+    )
+    if existing:
+        yield Statement(_DROP_LINKS, {**bank, "ids": sorted(existing)}, "none")
+
+    if existing:
+        yield Statement(_DROP_TERMS, {**bank, "ids": sorted(existing)}, "none")
+        yield Statement(_DROP_UNUSED_TERMS, bank, "none")
+    rows = [_unit_params(bank_id, p, embeddings[p.index], settings) for p in prepared]
+    yield Statement(_UPSERT_UNIT, rows, "many")
+    if existing:
+        yield Statement(_DROP_TOKEN_VECTORS, {**bank, "ids": sorted(existing)}, "none")
+    if token_vectors is not None:
+        vector_rows = [{**bank, "id": p.id, "vectors": token_vectors[p.index]} for p in prepared]
+        yield Statement(_INSERT_TOKEN_VECTORS, vector_rows, "many")
+    yield Statement(_ADD_TERMS, {**bank, "ids": ids}, "none")
+    yield Statement(_BANK_TOTALS, bank, "none")
+
+    names = {entity_key(n): n for p in prepared for n in p.entities}
+    pairs = [(p.id, entity_key(n)) for p in prepared for n in p.entities]
+    if names:
+        yield Statement(
+            _INSERT_ENTITIES,
+            {**bank, "names": list(names.values()), "keys": list(names.keys())},
+            "none",
+        )
+        yield Statement(
+            _INSERT_UNIT_ENTITIES,
+            {**bank, "unit_ids": [u for u, _ in pairs], "keys": [k for _, k in pairs]},
+            "none",
+        )
+    if names or old_entity_ids:
+        counts = {**bank, "keys": list(names.keys()), "old_ids": old_entity_ids}
+        yield Statement(_COUNT_MENTIONS, counts, "none")
+        yield Statement(_DROP_UNUSED_ENTITIES, counts, "none")
+
+    if settings.semantic_link_top_k > 0:
+        ((bank_size,),) = yield Statement(_BANK_SIZE, bank)
+        method = "exact" if bank_size <= settings.semantic_link_exact_max_units else "hnsw"
+        if method == "hnsw":
+            ef = max(settings.semantic_link_top_k * 2, 40)
+            yield Statement(_SEMANTIC_SCAN, None, "none")
+            yield Statement(_SEMANTIC_EF, {"ef": str(ef)}, "none")
+        query = sql.SQL(_SEMANTIC_LINKS).format(order=sql.SQL(_NEIGHBOUR_ORDER[method]))
+        yield Statement(
+            query,
+            {
+                **bank,
+                "ids": ids,
+                "top_k": settings.semantic_link_top_k,
+                "threshold": settings.semantic_link_threshold,
+            },
+            "none",
+        )
+    if settings.temporal_link_max > 0:
+        yield Statement(
+            _TEMPORAL_LINKS,
+            {
+                **bank,
+                "ids": ids,
+                "window_hours": settings.temporal_link_window_hours,
+                "window_seconds": settings.temporal_link_window_hours * 3600,
+                "max_links": settings.temporal_link_max,
+            },
+            "none",
+        )
+    yield from _causal_links(bank_id, prepared)
+    return RetainResult(
+        bank_id=bank_id,
+        ids=ids,
+        created=sum(1 for i in ids if i not in existing),
+        updated=sum(1 for i in ids if i in existing),
+    )
+
+
+def _causal_links(bank_id: str, prepared: Sequence[PreparedItem]) -> Plan[None]:
+    links = [
+        (p.index, j, p.id, link) for p in prepared for j, link in enumerate(p.item.causal_links)
+    ]
+    if not links:
+        return
+    targets = sorted({link.target_id for *_, link in links})
+    missing = {
+        row[0] for row in (yield Statement(_MISSING_TARGETS, {"bank": bank_id, "targets": targets}))
+    }
+    if missing:
+        raise InvalidRequestError(
+            [
+                FieldProblem(
+                    f"items[{index}].causal_links[{j}].target_id",
+                    f"no memory {link.target_id!r} in bank {bank_id!r} or in this call; a "
+                    "causal link must point to a retained memory",
+                )
+                for index, j, _, link in links
+                if link.target_id in missing
+            ]
+        )
+    rows = [
+        {
+            "bank": bank_id,
+            "from_id": from_id,
+            "to_id": link.target_id,
+            "link_type": link.link_type,
+            "weight": link.weight,
+        }
+        for _, _, from_id, link in links
+    ]
+    yield Statement(_INSERT_CAUSAL, rows, "many")
+
+
+def _unit_params(
+    bank_id: str, p: PreparedItem, embedding: Any, settings: Settings
+) -> dict[str, Any]:
+    item = p.item
+    return {
+        "bank": bank_id,
+        "id": p.id,
+        "text": item.text,
+        "context": item.context,
+        "fact_type": item.fact_type,
+        "embedding": embedding,
+        "occurred_start": item.occurred_start,
+        "occurred_end": item.occurred_end,
+        "mentioned_at": item.mentioned_at,
+        "tags": list(item.tags),
+        "proof_count": item.proof_count,
+        "document_id": p.document_id,
+        "chunk_id": p.chunk_id,
+        "metadata": Json(item.metadata),
+        "language": settings.text_search_extension_native_language,
+        "entity_text": " ".join(p.entities),
+    }

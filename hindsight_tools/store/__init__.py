@@ -1,0 +1,1 @@
+"""The PostgreSQL store: schema bootstrap, migrations, pools and the embedded server."""
