@@ -1,16 +1,17 @@
 """hindsight-tools side by side with its peers on the LoCoMo dev data: recall@k, latency, retain.
 
-    .venv/bin/python -m benchmarks.compare [DATA] [--systems …] [--limit N] [--banks …]
+    .venv/bin/python -m benchmarks.compare [DATA] [--systems …] [--limit N] [--every N] [--banks …]
         [--quick] [--out DIR] [--data-dir DIR] [--scale REPORT.md …]
         [--hindsight-api-venv VENV]
 
-Every system gets the same memories (one bank per conversation), the same questions (at most
-``--limit`` per bank, in file order) and, where it embeds, the same vectors: the peers embed
-with hindsight-tools' own embedder. The database-backed ones share one embedded PostgreSQL,
-each in its own tables (:mod:`benchmarks.peers`). For each system: turn-level recall@k
-(k = 5, 10, 20, 50) per category and over the non-adversarial questions, recall wall time
-p50/p95 (query embedding included, one untimed warm-up first) and retain throughput (embedding
-included). The scoring is ``hindsight_tools.evaluation``'s, the same as `hindsight-tools eval`.
+Every system gets the same memories (one bank per conversation), the same questions (every
+``--every``-th of each bank, at most ``--limit``, in file order) and, where it embeds, the same
+vectors: the peers embed with hindsight-tools' own embedder. The database-backed ones share one
+embedded PostgreSQL, each in its own tables (:mod:`benchmarks.peers`). For each system: turn-
+level recall@k (k = 5, 10, 20, 50) per category and over the non-adversarial questions, recall
+wall time p50/p95 (query embedding included, one untimed warm-up first) and retain throughput
+(embedding included). The scoring is ``hindsight_tools.evaluation``'s, the same as `hindsight-
+tools eval`.
 
 Writes ``OUT/BENCHMARKS.md``, ``OUT/benchmarks/*.png`` and ``OUT/benchmarks/results.json``
 (default OUT: ``docs``). ``--scale`` adds recall latency against bank size from reports of
@@ -196,6 +197,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="default: all, the hindsight-api-* ones only with --hindsight-api-venv",
     )
     parser.add_argument("--limit", type=int, help="questions per bank (default: all)")
+    parser.add_argument(
+        "--every",
+        type=int,
+        default=1,
+        help="ask every N-th question of each bank: a sample of every category, since the "
+        "files list questions category by category (default: 1, all)",
+    )
     parser.add_argument("--banks", nargs="+", help="conversations to use (default: all)")
     parser.add_argument(
         "--quick", action="store_true", help=f"{QUICK_BANKS} banks, {QUICK_LIMIT} questions each"
@@ -223,6 +231,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         args.systems = [
             key for key in SYSTEMS if key not in OPTIONAL or args.hindsight_api_venv is not None
         ]
+    if args.every < 1:
+        parser.error(f"--every must be a positive integer, got {args.every}")
     if args.quick:
         args.limit = min(args.limit or QUICK_LIMIT, QUICK_LIMIT)
     return args
@@ -236,7 +246,9 @@ def select_banks(args: argparse.Namespace) -> list[BankData]:
     return banks[:QUICK_BANKS] if args.quick else banks
 
 
-def run_system(system: System, banks: Sequence[BankData], limit: int | None) -> SystemRun:
+def run_system(
+    system: System, banks: Sequence[BankData], limit: int | None, every: int = 1
+) -> SystemRun:
     """Retain every bank, warm up once, then ask every question; the scored run."""
     total = sum(len(bank.items) for bank in banks)
     seconds = 0.0
@@ -246,7 +258,7 @@ def run_system(system: System, banks: Sequence[BankData], limit: int | None) -> 
             system.retain(bank.bank, bank.items)
             seconds += time.perf_counter() - started
             bar.update(len(bank.items))
-    asked = [(bank, bank.questions[:limit]) for bank in banks]
+    asked = [(bank, bank.questions[::every][:limit]) for bank in banks]
     depth = max(DEFAULT_KS)
     warm = next(((b, qs[0]) for b, qs in asked if qs), None)
     if warm is not None:  # model loading and cold caches stay out of the percentiles
@@ -296,7 +308,7 @@ def run_all(
         for key in sorted(args.systems, key=lambda k: k not in OPTIONAL):
             system = SYSTEMS[key](context)
             try:
-                by_key[key] = run_system(system, banks, args.limit)
+                by_key[key] = run_system(system, banks, args.limit, args.every)
             finally:
                 system.close()
         runs = [by_key[key] for key in args.systems]
@@ -360,6 +372,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         data=args.data,
         banks=[bank.bank for bank in banks],
         limit=args.limit,
+        every=args.every,
         facts=facts,
         versions=package_versions(),
         images={name: path.relative_to(args.out) for name, path in images.items()},

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.scale import ScalePoint
-from hindsight_tools.evaluation import ADVERSARIAL, Report, Score
+from hindsight_tools.evaluation import ADVERSARIAL, Report, Score, aggregate
 
 REFERENCE = "hindsight-tools"
 NON_ADVERSARIAL = "non-adversarial"
@@ -190,6 +190,23 @@ def category_table(runs: Sequence[SystemRun], k: int) -> list[str]:
     return _table(["system", *(f"{label} n={counts[label]}" for label in labels)], rows)
 
 
+def bank_table(runs: Sequence[SystemRun], k: int) -> list[str]:
+    """Systems as rows, conversations as columns: non-adversarial recall@k within each, so
+    a default chosen on some conversations can be read on the others."""
+    if not runs:
+        return []
+    banks = list(dict.fromkeys(q.bank for q in runs[0].report.questions))
+    rows = []
+    for run in runs:
+        cells = []
+        for bank in banks:
+            mine = [q for q in run.report.questions if q.bank == bank]
+            score = aggregate(mine, run.report.ks).overall_no_adversarial
+            cells.append(_f(score.recall.get(k)))
+        rows.append([run.name, *cells])
+    return _table(["system", *banks], rows)
+
+
 def win_sentences(found: Sequence[Win]) -> list[str]:
     if not found:
         return [f"No peer is above {REFERENCE} in any category at any k."]
@@ -203,6 +220,11 @@ def win_sentences(found: Sequence[Win]) -> list[str]:
     ]
 
 
+def _sample(limit: int | None, every: int) -> str:
+    taken = "every question" if every == 1 else f"every {every}th question"
+    return taken if limit is None else f"{taken}, at most {limit} of each"
+
+
 def render(
     runs: Sequence[SystemRun],
     *,
@@ -210,6 +232,7 @@ def render(
     data: Path,
     banks: Sequence[str],
     limit: int | None,
+    every: int = 1,
     facts: Mapping[str, str],
     versions: Mapping[str, str],
     images: Mapping[str, Path],
@@ -229,7 +252,7 @@ def render(
         "```",
         "",
         f"Data: `{data.name}` ({len(banks)} conversations: {', '.join(banks)}; "
-        + ("every question" if limit is None else f"the first {limit} questions of each")
+        + _sample(limit, every)
         + f"; {questions} questions, {scored} non-adversarial with evidence). Metric: "
         "turn-level recall@k, |evidence ∩ dia_ids of the top k| / |evidence|, averaged; "
         f"category {ADVERSARIAL} (adversarial) is left out of the overall figure. Latency is "
@@ -259,6 +282,7 @@ def render(
             *win_sentences(own),
             "",
         ]
+    lines += ["## Per conversation (recall@10, non-adversarial)", "", *bank_table(runs, 10), ""]
     lines += ["## Per category", ""]
     for k in ks:
         lines += [f"### recall@{k}", "", *category_table(runs, k), ""]
