@@ -22,7 +22,7 @@ from hindsight_tools import (
     RecallToolArgs,
 )
 from hindsight_tools.models import Budget, FactType, TagsMatch
-from hindsight_tools.tools.text import chunk_texts, memory_metadata
+from hindsight_tools.tools import chunk_texts, memory_metadata
 from langchain_hindsight_tools._bank import bank_for_call
 
 # the recall options a retriever holds: the tool's arguments less the query itself

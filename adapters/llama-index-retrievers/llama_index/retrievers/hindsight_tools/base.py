@@ -11,7 +11,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from hindsight_tools import MemoryEngine, RecallResult
 from hindsight_tools.models import Budget, FactType, TagsMatch
-from hindsight_tools.tools.text import chunk_texts, memory_metadata
+from hindsight_tools.tools import chunk_texts, memory_metadata
 
 # What a response synthesizer shows the LLM next to a memory's text; ids, scores and the
 # like are for the program and only cost prompt tokens.
