@@ -256,7 +256,8 @@ class RecallResult(BaseModel):
 
 
 class RecallRequest(BaseModel):
-    """A recall request (docs/design.md, Recall request). Every field is checked; errors name the allowed values."""
+    """A recall request (docs/design.md, Recall request). Every field is checked; errors name
+    the allowed values."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

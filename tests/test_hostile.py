@@ -25,7 +25,7 @@ from hindsight_tools import (
     RecallToolArgs,
     Settings,
 )
-from hindsight_tools.engine import _EngineCore
+from hindsight_tools.engine.core import EngineCore
 from hindsight_tools.models import FACT_TYPES
 from hindsight_tools.validation import parse_items
 from tests.hostile import (
@@ -204,7 +204,7 @@ def test_item_validation_only_ever_raises_invalid_request(raw: list[dict[str, An
 def test_request_validation_only_ever_raises_invalid_request(
     query: Any, options: dict[str, Any]
 ) -> None:
-    result_or_rejection(lambda: _EngineCore.recall_request(query, options))
+    result_or_rejection(lambda: EngineCore.recall_request(query, options))
 
 
 def test_metadata_deeper_than_json_can_recurse_is_refused(engine: MemoryEngine, bank: str) -> None:

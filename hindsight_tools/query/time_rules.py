@@ -1,7 +1,7 @@
-"""Calendar arithmetic, vocabulary and the single-expression rules behind
-:mod:`hindsight_tools.query.time_window`, whose docstring states the conventions.
+"""The vocabulary and the single-expression rules behind
+:mod:`hindsight_tools.query.time_window`, whose docstring states the conventions; the
+calendar arithmetic they use is :mod:`hindsight_tools.query.spans`.
 
-Every span here is closed and aware UTC: ``end`` is the span's last microsecond.
 A rule is a regex plus a handler that turns its match into a span relative to
 ``now``; handlers may raise ``ValueError``/``OverflowError`` for dates outside
 ``datetime``'s range, which the caller treats as "no match".
@@ -9,152 +9,33 @@ A rule is a regex plus a handler that turns its match into a span relative to
 
 from __future__ import annotations
 
-import calendar
 import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
-from typing import NamedTuple
+from datetime import datetime, timedelta
 
 import dateparser
 
-TICK = timedelta(microseconds=1)
-FLAGS = re.IGNORECASE | re.ASCII  # ASCII: a Unicode digit must not become a day number
-
-
-class Span(NamedTuple):
-    start: datetime
-    end: datetime
-
-
-# --- calendar arithmetic -------------------------------------------------------------
-
-
-def midnight(d: date) -> datetime:
-    return datetime(d.year, d.month, d.day, tzinfo=UTC)
-
-
-def upto(start: datetime, next_start: datetime) -> Span:
-    return Span(start, next_start - TICK)
-
-
-def day_span(d: date, days: int = 1) -> Span:
-    return upto(midnight(d), midnight(d + timedelta(days=days)))
-
-
-def week_span(d: date) -> Span:
-    return day_span(d - timedelta(days=d.weekday()), 7)
-
-
-def month_start(year: int, month: int) -> datetime:
-    # month may run past 1..12 so callers can step across year boundaries freely
-    y, m0 = divmod(year * 12 + month - 1, 12)
-    return datetime(y, m0 + 1, 1, tzinfo=UTC)
-
-
-def month_span(year: int, month: int, count: int = 1) -> Span:
-    return upto(month_start(year, month), month_start(year, month + count))
-
-
-def year_span(year: int, count: int = 1) -> Span:
-    return month_span(year, 1, 12 * count)
-
-
-def quarter_span(year: int, quarter: int) -> Span:
-    return month_span(year, 3 * quarter - 2, 3)
-
-
-SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
-
-
-def season_span(season: str, year: int) -> Span:
-    # winter YEAR starts in December of YEAR and runs into February of YEAR + 1
-    return month_span(year, SEASON_START[season.lower()], 3)
-
-
-def add_months(moment: datetime, months: int) -> datetime:
-    y, m0 = divmod(moment.year * 12 + moment.month - 1 + months, 12)
-    day = min(moment.day, calendar.monthrange(y, m0 + 1)[1])
-    return moment.replace(year=y, month=m0 + 1, day=day)
-
-
-def shift(moment: datetime, unit: str, n: int) -> datetime:
-    if unit == "hour":
-        return moment + timedelta(hours=n)
-    if unit == "day":
-        return moment + timedelta(days=n)
-    if unit == "week":
-        return moment + timedelta(weeks=n)
-    return add_months(moment, n if unit == "month" else 12 * n)
-
-
-def unit_span(unit: str, moment: datetime) -> Span:
-    """The calendar hour, day, Monday-Sunday week, month or year holding ``moment``."""
-    if unit == "hour":
-        top = moment.replace(minute=0, second=0, microsecond=0)
-        return upto(top, top + timedelta(hours=1))
-    if unit == "day":
-        return day_span(moment.date())
-    if unit == "week":
-        return week_span(moment.date())
-    if unit == "month":
-        return month_span(moment.year, moment.month)
-    return year_span(moment.year)
-
-
-# --- choosing among the yearly (or weekly, …) occurrences of a name ------------------
-
-Maker = Callable[[int], Span]
-
-
-def _occurrences(make: Maker, around: int) -> list[Span]:
-    spans = []
-    for k in range(around - 2, around + 3):
-        try:
-            spans.append(make(k))
-        except (ValueError, OverflowError):  # near year 1 or 9999
-            continue
-    return spans
-
-
-def latest_started(make: Maker, around: int, now: datetime) -> Span:
-    return max((s for s in _occurrences(make, around) if s.start <= now), key=lambda s: s.start)
-
-
-def latest_ended(make: Maker, around: int, now: datetime) -> Span:
-    return max((s for s in _occurrences(make, around) if s.end < now), key=lambda s: s.start)
-
-
-def next_after(make: Maker, around: int, now: datetime) -> Span:
-    return min((s for s in _occurrences(make, around) if s.start > now), key=lambda s: s.start)
-
-
-def nearest(make: Maker, around: int, now: datetime) -> Span:
-    def distance(s: Span) -> tuple[timedelta, bool]:
-        gap = max(s.start - now, now - s.end, timedelta(0))
-        return gap, s.start > now  # on a tie the past one wins
-
-    return min(_occurrences(make, around), key=distance)
-
-
-# "last X" = the latest X that has fully ended; "this X" = the X holding now, else the
-# nearest; "next X" = the first X that starts after now.
-_MODIFIERS: dict[str, Callable[[Maker, int, datetime], Span]] = {
-    "last": latest_ended,
-    "this": nearest,
-    "next": next_after,
-}
-
-
-def modifier(word: str) -> str:
-    word = " ".join(word.lower().split())
-    return "last" if word in ("past", "this past", "previous") else word
-
-
-def by_modifier(word: str, make: Maker, around: int, now: datetime) -> Span:
-    return _MODIFIERS[modifier(word)](make, around, now)
-
+from hindsight_tools.query.spans import (
+    FLAGS,
+    TICK,
+    Span,
+    by_modifier,
+    day_span,
+    latest_started,
+    midnight,
+    modifier,
+    month_span,
+    month_start,
+    quarter_span,
+    season_span,
+    shift,
+    unit_span,
+    upto,
+    week_span,
+    year_span,
+)
 
 # --- vocabulary ------------------------------------------------------------------------
 

@@ -53,7 +53,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from hindsight_tools.query.time_rules import FLAGS, RULES, TICK, Handler, Rule, Span, split_part
+from hindsight_tools.query.spans import FLAGS, TICK, Span
+from hindsight_tools.query.time_rules import RULES, Handler, Rule, split_part
 
 __all__ = ["MAX_QUERY_CHARS", "TimeWindow", "extract_time_window"]
 

@@ -1,4 +1,5 @@
-"""How many candidates each arm may return for a given ``budget`` (docs/design.md, Budgets and packing)."""
+"""How many candidates each arm may return for a given ``budget`` (docs/design.md, Budgets and
+packing)."""
 
 from __future__ import annotations
 

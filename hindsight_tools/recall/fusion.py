@@ -1,4 +1,5 @@
-"""Merging the arms' ranked lists (docs/design.md, Fusion). Pure functions; inputs are never modified."""
+"""Merging the arms' ranked lists (docs/design.md, Fusion). Pure functions; inputs are never
+modified."""
 
 from __future__ import annotations
 

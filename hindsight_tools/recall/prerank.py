@@ -1,4 +1,5 @@
-"""The final order: reranker scores, boosts, and the unscored tail (docs/design.md, Rerank and Scoring)."""
+"""The final order: reranker scores, boosts, and the unscored tail (docs/design.md, Rerank and
+Scoring)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,14 @@
-"""The write path: checked items -> rows, entities and links, in one transaction (docs/design.md, Retain).
+"""The write path: checked items -> rows, entities and links, in one transaction
+(docs/design.md, Retain).
 
-:func:`prepare_items` is pure (ids, entities, chunk ids); :func:`retain_plan` is the SQL, as a
-sans-I/O plan run by the sync or async engine. All statements are parameterised.
+:func:`~hindsight_tools.retain.units.prepare_items` is pure (ids, entities, chunk ids);
+:func:`retain_plan` is the SQL, as a sans-I/O plan run by the sync or async engine. All
+statements are parameterised.
 """
 
 from __future__ import annotations
 
-import hashlib
-import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from psycopg import sql
@@ -17,71 +16,10 @@ from psycopg.types.json import Json
 
 from hindsight_tools.encoders.embedding import Vectors
 from hindsight_tools.errors import FieldProblem, InvalidRequestError
-from hindsight_tools.models import MemoryItem, RetainResult
-from hindsight_tools.query.entities import EntityExtractor
+from hindsight_tools.models import RetainResult
+from hindsight_tools.retain.units import PreparedItem, entity_key
 from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.settings import Settings
-
-
-@dataclass(frozen=True)
-class PreparedItem:
-    """An item ready to write: its final id, entity names and chunk id."""
-
-    index: int
-    id: str
-    item: MemoryItem
-    entities: tuple[str, ...]
-    document_id: str | None
-    chunk_id: str | None
-
-
-def entity_key(name: str) -> str:
-    """Entities are one per bank and name, whatever the case or spacing."""
-    return " ".join(name.split()).casefold()
-
-
-def chunk_id_for(document_id: str, chunk_text: str) -> str:
-    """Same document and text -> same chunk id, so a chunk is stored once."""
-    digest = hashlib.sha256(f"{document_id}\x00{chunk_text}".encode()).hexdigest()
-    return f"chunk-{digest[:32]}"
-
-
-def document_id_for_chunk(chunk_text: str) -> str:
-    return f"doc-{hashlib.sha256(chunk_text.encode()).hexdigest()[:32]}"
-
-
-def prepare_items(items: Sequence[MemoryItem], extractor: EntityExtractor) -> list[PreparedItem]:
-    prepared = []
-    problems = []
-    for index, item in enumerate(items):
-        memory_id = item.id or uuid.uuid4().hex
-        for j, link in enumerate(item.causal_links):
-            if link.target_id == memory_id:
-                problems.append(
-                    FieldProblem(
-                        f"items[{index}].causal_links[{j}].target_id",
-                        "points to the item itself; a causal link needs another memory's id",
-                    )
-                )
-        names = item.entities if item.entities is not None else extractor(item.text)
-        unique: dict[str, str] = {}
-        for name in names:
-            key = entity_key(name)
-            if key:
-                unique.setdefault(key, " ".join(name.split()))
-        document_id = item.document_id
-        if item.chunk is not None and document_id is None:
-            document_id = document_id_for_chunk(item.chunk)
-        chunk_id = None
-        if item.chunk is not None and document_id is not None:
-            chunk_id = chunk_id_for(document_id, item.chunk)
-        prepared.append(
-            PreparedItem(index, memory_id, item, tuple(unique.values()), document_id, chunk_id)
-        )
-    if problems:
-        raise InvalidRequestError(problems)
-    return prepared
-
 
 _LOCK_BANK = "SELECT pg_advisory_xact_lock(hashtextextended(%(bank)s, 0))"
 _INSERT_BANK = "INSERT INTO banks (bank_id) VALUES (%(bank)s) ON CONFLICT DO NOTHING"
@@ -244,37 +182,6 @@ ON CONFLICT (bank_id, id) DO UPDATE SET vectors = EXCLUDED.vectors
 # Backfill of late-interaction vectors (see MemoryEngine.backfill_token_vectors). The text
 # guard keeps a memory re-retained meanwhile from getting the vectors of its old text, and
 # a retain that stored newer vectors first wins the conflict.
-_MISSING_TOKEN_VECTORS = """
-SELECT m.bank_id, m.id, m.text FROM memory_units m
-WHERE (%(bank)s::text IS NULL OR m.bank_id = %(bank)s)
-  AND NOT EXISTS (SELECT 1 FROM memory_token_vectors v
-                  WHERE v.bank_id = m.bank_id AND v.id = m.id)
-ORDER BY m.bank_id, m.id LIMIT %(limit)s
-"""
-_STORE_TOKEN_VECTORS = """
-INSERT INTO memory_token_vectors (bank_id, id, vectors)
-SELECT bank_id, id, %(vectors)s FROM memory_units
-WHERE bank_id = %(bank)s AND id = %(id)s AND text = %(text)s
-ON CONFLICT DO NOTHING
-"""
-
-
-def missing_token_vectors_plan(bank_id: str | None, limit: int) -> Plan[list[tuple[str, str, str]]]:
-    """Up to ``limit`` memories stored without late-interaction vectors: (bank, id, text)."""
-    rows = yield Statement(_MISSING_TOKEN_VECTORS, {"bank": bank_id, "limit": limit})
-    return [(str(b), str(i), str(t)) for b, i, t in rows]
-
-
-def store_token_vectors_plan(
-    rows: Sequence[tuple[str, str, str]], vectors: Sequence[bytes]
-) -> Plan[None]:
-    params = [
-        {"bank": b, "id": i, "text": t, "vectors": v}
-        for (b, i, t), v in zip(rows, vectors, strict=True)
-    ]
-    yield Statement(_STORE_TOKEN_VECTORS, params, "many")
-
-
 def retain_plan(
     bank_id: str,
     prepared: Sequence[PreparedItem],

@@ -1,4 +1,5 @@
-"""Keyword arm: exact terms, names and identifiers (docs/design.md, The four arms), with pluggable backends.
+"""Keyword arm: exact terms, names and identifiers, with pluggable backends (docs/design.md,
+The four arms).
 
 ``HINDSIGHT_API_TEXT_SEARCH_EXTENSION`` picks the backend:
 

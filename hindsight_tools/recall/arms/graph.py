@@ -59,8 +59,8 @@ seeds AS (
     ) s WHERE s.similarity >= %(min_similarity)s
 )"""
 
-# Each seed entity carries a weight: 1 for plain counting (the reference's way), or its inverse document
-# frequency in the bank (``idf``), so an entity in every memory (a speaker, "user")
+# Each seed entity carries a weight: 1 for plain counting (the reference's way), or its
+# inverse document frequency in the bank (``idf``), so an entity in every memory (a speaker, "user")
 # adds almost nothing while a rare name counts fully.
 _ENTITY_SIGNAL = """,
 seed_entity_ids AS (

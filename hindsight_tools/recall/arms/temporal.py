@@ -1,4 +1,5 @@
-"""Temporal arm: memories dated inside the query's time window, then along time links (docs/design.md, The four arms).
+"""Temporal arm: memories dated inside the query's time window, then along time links
+(docs/design.md, The four arms).
 
 Active only when the query names a time (``hindsight_tools.query.time_window``). Direct hits are the
 memories whose date range (``occurred_start..occurred_end``, else ``mentioned_at``) overlaps

@@ -1,0 +1,224 @@
+"""What both engines share: settings, models, validation and the programs of every call.
+
+An engine is this core plus an I/O layer. :class:`EngineCore` builds the models and turns a
+call into a :class:`~hindsight_tools.runtime.program.Program` (pure steps that yield plans of
+SQL statements and blocking model calls); :mod:`hindsight_tools.engine.sync` runs them on
+threads and a sync pool, :mod:`hindsight_tools.engine.aio` on the event loop and an async
+pool. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import pydantic
+
+from hindsight_tools.encoders.embedding import (
+    Embedder,
+    canonical_model_name,
+    default_embedder,
+    embed_texts,
+)
+from hindsight_tools.encoders.late_interaction import load_late_interaction
+from hindsight_tools.errors import FieldProblem, InvalidRequestError
+from hindsight_tools.models import (
+    Budget,
+    FactType,
+    MemoryItem,
+    RecallRequest,
+    RecallResult,
+    RetainResult,
+    TagsMatch,
+)
+from hindsight_tools.query.entities import EntityExtractor, extract_entities
+from hindsight_tools.query.time_window import extract_time_window
+from hindsight_tools.recall.arms.bm25 import keyword_backend
+from hindsight_tools.recall.pipeline import RecallServices, recall_program
+from hindsight_tools.recall.rerank.base import PassthroughReranker, RerankChain, Reranker
+from hindsight_tools.recall.rerank.providers import build_rerank_chain
+from hindsight_tools.retain.plans import retain_plan
+from hindsight_tools.retain.token_vectors import (
+    missing_token_vectors_plan,
+    store_token_vectors_plan,
+)
+from hindsight_tools.retain.units import prepare_items
+from hindsight_tools.runtime.plan import Plan, Statement
+from hindsight_tools.runtime.program import Blocking, Parallel, ParallelResult, Program
+from hindsight_tools.settings import Settings
+from hindsight_tools.store import bootstrap as store
+from hindsight_tools.store.embedded import EmbeddedServer, acquire_server
+from hindsight_tools.validation import parse_items, problems_from_pydantic, validate_bank_id
+
+T = TypeVar("T")
+_DELETE_BANK = "DELETE FROM banks WHERE bank_id = %(bank)s RETURNING bank_id"
+
+
+def delete_bank_plan(bank_id: str) -> Plan[bool]:
+    rows = yield Statement(_DELETE_BANK, {"bank": bank_id})
+    return bool(rows)
+
+
+def resolve_settings(database_url: str | None, settings: Settings | None) -> Settings:
+    """The engine's settings: ``settings`` (else the environment's), ``database_url`` over it."""
+    settings = settings or Settings()
+    if database_url is not None:
+        settings = settings.model_copy(update={"database_url": database_url})
+    return settings
+
+
+class EngineCore:
+    """Everything an engine needs apart from I/O: configuration, models and programs."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embedder | None,
+        entity_extractor: EntityExtractor | None,
+        reranker: Reranker | None,
+    ) -> None:
+        self.settings = settings
+        self.embedder = embedder or default_embedder(
+            settings.embeddings_model,
+            settings.embeddings_batch_size,
+            settings.embeddings_query_runtime,
+            settings.embeddings_onnx_cache_dir,
+        )
+        self.entity_extractor = entity_extractor or extract_entities
+        # A reranker passed in still gets passthrough behind it: a recall never fails
+        # because its cross-encoder did.
+        self.reranker = (
+            build_rerank_chain(settings)
+            if reranker is None
+            else RerankChain(
+                [reranker]
+                if isinstance(reranker, PassthroughReranker)
+                else [reranker, PassthroughReranker()]
+            )
+        )
+        self.late_interaction = load_late_interaction(
+            settings.late_interaction,
+            settings.late_interaction_model_dir,
+            settings.late_interaction_threads,
+        )
+        # dateparser loads its language data on first use (~0.3 s): pay it here, not in
+        # the first recall.
+        extract_time_window("on June 5, 2022", datetime.now(UTC))
+        self.recall_services = RecallServices(
+            settings,
+            self.embedder,
+            self.reranker,
+            self.entity_extractor,
+            keyword_backend(settings.text_search_extension, settings.bm25_k1, settings.bm25_b),
+            self.late_interaction,
+        )
+
+    def connect(self) -> tuple[str, EmbeddedServer | None]:
+        """The database URL to use (starting the embedded server if none is set), migrated."""
+        server = None
+        conninfo = self.settings.database_url
+        if conninfo is None:
+            server = acquire_server(self.settings.data_dir, self.settings.embedded_server_settings)
+            conninfo = server.uri
+        try:
+            store.bootstrap(
+                conninfo, self.embedder.dimension, canonical_model_name(self.embedder.name)
+            )
+        except BaseException:
+            if server is not None:
+                server.release()
+            raise
+        return conninfo, server
+
+    def retain_program(
+        self, bank_id: str, items: Iterable[MemoryItem | Mapping[str, Any]]
+    ) -> Program[RetainResult]:
+        validate_bank_id(bank_id)
+        parsed = parse_items(items, self.settings)
+        prepared = prepare_items(parsed, self.entity_extractor)
+        texts = [item.text for item in parsed]
+        # One model after the other: a batch keeps both cores busy on its own, and side by
+        # side measured within the host's noise (benchmarks/retain_bench.py).
+        embeddings = yield Blocking(lambda: embed_texts(self.embedder, texts))
+        late = self.late_interaction
+        token_vectors = (
+            None if late is None else (yield Blocking(lambda: late.encode_documents(texts)))
+        )
+        done: ParallelResult = yield Parallel(
+            {"retain": retain_plan(bank_id, prepared, embeddings, self.settings, token_vectors)}
+        )
+        return done["retain"][0]  # type: ignore[no-any-return]
+
+    def backfill_program(self, bank_id: str | None, batch: int) -> Program[int]:
+        """Stores late-interaction vectors for memories that have none, ``batch`` at a
+        time (each batch its own transaction); returns how many were encoded (a memory
+        re-retained meanwhile keeps the vectors of its new text)."""
+        if bank_id is not None:
+            validate_bank_id(bank_id)
+        if batch < 1:
+            raise InvalidRequestError([FieldProblem("batch", f"must be at least 1, got {batch}")])
+        late = self.late_interaction
+        if late is None:
+            return 0
+        filled = 0
+        while True:
+            found: ParallelResult = yield Parallel(
+                {"todo": missing_token_vectors_plan(bank_id, batch)}
+            )
+            todo: list[tuple[str, str, str]] = found["todo"][0]
+            if not todo:
+                return filled
+            vectors = yield Blocking(
+                functools.partial(late.encode_documents, [t for *_, t in todo])
+            )
+            yield Parallel({"store": store_token_vectors_plan(todo, vectors)})
+            filled += len(todo)
+
+    def recall_program(
+        self, bank_id: str, query: str, options: dict[str, Any]
+    ) -> Program[RecallResult]:
+        validate_bank_id(bank_id)
+        request = self.recall_request(query, options)
+        return (yield from recall_program(self.recall_services, bank_id, request))
+
+    @staticmethod
+    def recall_request(query: str, options: dict[str, Any]) -> RecallRequest:
+        given = {k: v for k, v in options.items() if v is not None}
+        try:
+            return RecallRequest.model_validate({"query": query, **given})
+        except pydantic.ValidationError as exc:
+            raise InvalidRequestError(problems_from_pydantic(exc, "", RecallRequest)) from None
+
+
+def pool_timeout_message(settings: Settings) -> str:
+    return (
+        f"no database connection became free within {settings.pool_timeout:g} s "
+        f"(all {settings.pool_max_size} pooled connections busy, or PostgreSQL unreachable); "
+        "raise HINDSIGHT_API_POOL_MAX_SIZE or HINDSIGHT_API_POOL_TIMEOUT"
+    )
+
+
+def recall_options(
+    budget: Budget | None,
+    max_tokens: int | None,
+    types: list[FactType] | None,
+    tags: list[str] | None,
+    tags_match: TagsMatch | None,
+    include_chunks: bool | None,
+    max_chunk_tokens: int | None,
+    query_timestamp: datetime | str | None,
+    trace: bool,
+) -> dict[str, Any]:
+    return {
+        "budget": budget,
+        "max_tokens": max_tokens,
+        "types": types,
+        "tags": tags,
+        "tags_match": tags_match,
+        "include_chunks": include_chunks,
+        "max_chunk_tokens": max_chunk_tokens,
+        "query_timestamp": query_timestamp,
+        "trace": trace,
+    }

@@ -1,0 +1,73 @@
+"""Items into units, pure: final ids, entity names, document and chunk ids, and the
+checks that need the whole batch (a causal link to itself)."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hindsight_tools.errors import FieldProblem, InvalidRequestError
+from hindsight_tools.models import MemoryItem
+from hindsight_tools.query.entities import EntityExtractor
+
+
+@dataclass(frozen=True)
+class PreparedItem:
+    """An item ready to write: its final id, entity names and chunk id."""
+
+    index: int
+    id: str
+    item: MemoryItem
+    entities: tuple[str, ...]
+    document_id: str | None
+    chunk_id: str | None
+
+
+def entity_key(name: str) -> str:
+    """Entities are one per bank and name, whatever the case or spacing."""
+    return " ".join(name.split()).casefold()
+
+
+def chunk_id_for(document_id: str, chunk_text: str) -> str:
+    """Same document and text -> same chunk id, so a chunk is stored once."""
+    digest = hashlib.sha256(f"{document_id}\x00{chunk_text}".encode()).hexdigest()
+    return f"chunk-{digest[:32]}"
+
+
+def document_id_for_chunk(chunk_text: str) -> str:
+    return f"doc-{hashlib.sha256(chunk_text.encode()).hexdigest()[:32]}"
+
+
+def prepare_items(items: Sequence[MemoryItem], extractor: EntityExtractor) -> list[PreparedItem]:
+    prepared = []
+    problems = []
+    for index, item in enumerate(items):
+        memory_id = item.id or uuid.uuid4().hex
+        for j, link in enumerate(item.causal_links):
+            if link.target_id == memory_id:
+                problems.append(
+                    FieldProblem(
+                        f"items[{index}].causal_links[{j}].target_id",
+                        "points to the item itself; a causal link needs another memory's id",
+                    )
+                )
+        names = item.entities if item.entities is not None else extractor(item.text)
+        unique: dict[str, str] = {}
+        for name in names:
+            key = entity_key(name)
+            if key:
+                unique.setdefault(key, " ".join(name.split()))
+        document_id = item.document_id
+        if item.chunk is not None and document_id is None:
+            document_id = document_id_for_chunk(item.chunk)
+        chunk_id = None
+        if item.chunk is not None and document_id is not None:
+            chunk_id = chunk_id_for(document_id, item.chunk)
+        prepared.append(
+            PreparedItem(index, memory_id, item, tuple(unique.values()), document_id, chunk_id)
+        )
+    if problems:
+        raise InvalidRequestError(problems)
+    return prepared
