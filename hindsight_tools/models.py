@@ -271,6 +271,20 @@ class RecallRequest(BaseModel):
     max_chunk_tokens: StrictInt = Field(default=8192, ge=0)
     query_timestamp: Timestamp | None = None
     trace: bool = False
+    # Parsed (and refused with the path at fault) by hindsight_tools.query.metadata_filter.
+    metadata_filter: dict[str, Any] | None = None
+    occurred_after: Timestamp | None = None
+    occurred_before: Timestamp | None = None
+
+    @model_validator(mode="after")
+    def _dates_in_order(self) -> RecallRequest:
+        after, before = self.occurred_after, self.occurred_before
+        if after is not None and before is not None and after >= before:
+            raise ValueError(
+                f"occurred_after ({after.isoformat()}) must be before occurred_before "
+                f"({before.isoformat()}): the range is [after, before)"
+            )
+        return self
 
     def now(self) -> datetime:
         """``query_timestamp``, or the current UTC time when none was given."""

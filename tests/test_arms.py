@@ -12,6 +12,7 @@ from psycopg import sql
 
 from hindsight_tools import MemoryEngine
 from hindsight_tools.models import FactType
+from hindsight_tools.recall.arms.filters import NO_SCOPE
 from hindsight_tools.recall.arms.graph import GraphQuery, graph_plan
 from hindsight_tools.recall.arms.temporal import TemporalQuery, temporal_plan
 
@@ -24,8 +25,7 @@ def graph(engine: MemoryEngine, bank: str, query: str, **overrides: Any) -> dict
         "query_vector": engine._core.embedder.embed([query])[0],
         "query_entities": tuple(engine._core.entity_extractor(query)),
         "types": ALL_TYPES,
-        "tags": None,
-        "tags_match": "any",
+        "scope": NO_SCOPE,
         "limit": 100,
         "min_similarity": 0.3,
         "per_entity_limit": 200,
@@ -156,8 +156,7 @@ def temporal(
         "start": start,
         "end": end,
         "types": ALL_TYPES,
-        "tags": None,
-        "tags_match": "any",
+        "scope": NO_SCOPE,
         "limit": 100,
         "min_similarity": 0.1,
     }
@@ -276,8 +275,7 @@ def test_the_window_query_can_use_the_range_index(engine: MemoryEngine, diary: s
             start=datetime(2023, 6, 1, tzinfo=UTC),
             end=datetime(2023, 6, 30, tzinfo=UTC),
             types=ALL_TYPES,
-            tags=None,
-            tags_match="any",
+            scope=NO_SCOPE,
             limit=100,
             min_similarity=0.1,
         )
@@ -419,8 +417,7 @@ def test_temporal_spread_stops_below_a_full_window_and_keeps_the_same_top(
             start=june[0],
             end=june[1],
             types=ALL_TYPES,
-            tags=None,
-            tags_match="any",
+            scope=NO_SCOPE,
             limit=limit,
             min_similarity=0.1,
         )
@@ -457,8 +454,7 @@ def test_graph_top_is_the_same_with_and_without_the_score_cutoff(
             query_vector=engine._core.embedder.embed(["What did Sam say about topic 7?"])[0],
             query_entities=("Sam",),
             types=types,  # type: ignore[arg-type]
-            tags=None,
-            tags_match="any",
+            scope=NO_SCOPE,
             limit=limit,
             min_similarity=0.3,
             per_entity_limit=200,

@@ -16,6 +16,7 @@ from hindsight_tools.recall.arms.bm25 import (
     KeywordQuery,
     NativeBackend,
 )
+from hindsight_tools.recall.arms.filters import Scope
 
 DOCS = {
     "d1": "Caroline went to the LGBTQ support group and the support was powerful",
@@ -40,8 +41,7 @@ def keyword(
         bank_id=bank,
         text=text,
         types=("world", "experience", "observation"),
-        tags=kw.get("tags"),
-        tags_match=kw.get("tags_match", "any"),
+        scope=Scope(tags=kw.get("tags"), tags_match=kw.get("tags_match", "any")),
         limit=kw.get("limit", 100),
         language="english",
     )
@@ -121,7 +121,7 @@ def test_postings_follow_a_changed_fact_type_and_length(
         (bank,),
     ).fetchall()
     assert rows == [("experience", True)]
-    query = KeywordQuery(bank, "zebra", ("world",), None, "any", 10, "english")
+    query = KeywordQuery(bank, "zebra", ("world",), Scope(), 10, "english")
     assert engine._run(Bm25Backend().plan(query)) == []
 
 

@@ -19,7 +19,6 @@ from hindsight_tools.engine.core import (
     T,
     delete_bank_plan,
     pool_timeout_message,
-    recall_options,
     resolve_settings,
 )
 from hindsight_tools.errors import StoreError
@@ -193,17 +192,23 @@ class AsyncMemoryEngine:
         max_chunk_tokens: int | None = None,
         query_timestamp: datetime | str | None = None,
         trace: bool = False,
+        metadata_filter: Mapping[str, Any] | None = None,
+        occurred_after: datetime | str | None = None,
+        occurred_before: datetime | str | None = None,
     ) -> RecallResult:
-        options = recall_options(
-            budget,
-            max_tokens,
-            types,
-            tags,
-            tags_match,
-            include_chunks,
-            max_chunk_tokens,
-            query_timestamp,
-            trace,
+        options = dict(
+            budget=budget,
+            max_tokens=max_tokens,
+            types=types,
+            tags=tags,
+            tags_match=tags_match,
+            include_chunks=include_chunks,
+            max_chunk_tokens=max_chunk_tokens,
+            query_timestamp=query_timestamp,
+            trace=trace,
+            metadata_filter=metadata_filter,
+            occurred_after=occurred_after,
+            occurred_before=occurred_before,
         )
         core = await self._ready()
         return await self._drive(core.recall_program(bank_id, query, options))

@@ -25,13 +25,10 @@ from hindsight_tools.encoders.embedding import (
 from hindsight_tools.encoders.late_interaction import load_late_interaction
 from hindsight_tools.errors import FieldProblem, InvalidRequestError
 from hindsight_tools.models import (
-    Budget,
-    FactType,
     MemoryItem,
     RecallRequest,
     RecallResult,
     RetainResult,
-    TagsMatch,
 )
 from hindsight_tools.query.entities import EntityExtractor, extract_entities
 from hindsight_tools.query.time_window import extract_time_window
@@ -198,27 +195,3 @@ def pool_timeout_message(settings: Settings) -> str:
         f"(all {settings.pool_max_size} pooled connections busy, or PostgreSQL unreachable); "
         "raise HINDSIGHT_API_POOL_MAX_SIZE or HINDSIGHT_API_POOL_TIMEOUT"
     )
-
-
-def recall_options(
-    budget: Budget | None,
-    max_tokens: int | None,
-    types: list[FactType] | None,
-    tags: list[str] | None,
-    tags_match: TagsMatch | None,
-    include_chunks: bool | None,
-    max_chunk_tokens: int | None,
-    query_timestamp: datetime | str | None,
-    trace: bool,
-) -> dict[str, Any]:
-    return {
-        "budget": budget,
-        "max_tokens": max_tokens,
-        "types": types,
-        "tags": tags,
-        "tags_match": tags_match,
-        "include_chunks": include_chunks,
-        "max_chunk_tokens": max_chunk_tokens,
-        "query_timestamp": query_timestamp,
-        "trace": trace,
-    }

@@ -20,7 +20,6 @@ from hindsight_tools.engine.core import (
     T,
     delete_bank_plan,
     pool_timeout_message,
-    recall_options,
     resolve_settings,
 )
 from hindsight_tools.errors import StoreError
@@ -125,19 +124,33 @@ class MemoryEngine:
         max_chunk_tokens: int | None = None,
         query_timestamp: datetime | str | None = None,
         trace: bool = False,
+        metadata_filter: Mapping[str, Any] | None = None,
+        occurred_after: datetime | str | None = None,
+        occurred_before: datetime | str | None = None,
     ) -> RecallResult:
         """The memories of ``bank_id`` that answer ``query``, best first (docs/design.md,
-        Recall request and Result)."""
-        options = recall_options(
-            budget,
-            max_tokens,
-            types,
-            tags,
-            tags_match,
-            include_chunks,
-            max_chunk_tokens,
-            query_timestamp,
-            trace,
+        Recall request and Result).
+
+        ``types``, ``tags``, ``metadata_filter`` and ``occurred_after``/``occurred_before``
+        filter inside every arm, so a filtered recall still fills its budget: the filter is
+        a MongoDB-style condition on each memory's metadata
+        (:mod:`hindsight_tools.query.metadata_filter`), the dates keep the memories whose
+        time span overlaps ``[occurred_after, occurred_before)`` (undated ones never). A
+        time the query names (``"last spring"``) ranks, it never filters.
+        """
+        options = dict(
+            budget=budget,
+            max_tokens=max_tokens,
+            types=types,
+            tags=tags,
+            tags_match=tags_match,
+            include_chunks=include_chunks,
+            max_chunk_tokens=max_chunk_tokens,
+            query_timestamp=query_timestamp,
+            trace=trace,
+            metadata_filter=metadata_filter,
+            occurred_after=occurred_after,
+            occurred_before=occurred_before,
         )
         return self._drive(self._core.recall_program(bank_id, query, options))
 

@@ -22,6 +22,7 @@ from hindsight_tools.query.entities import EntityExtractor
 from hindsight_tools.query.time_window import TimeWindow, extract_time_window
 from hindsight_tools.recall.arms.base import ARM_ORDER, ArmName, ranked
 from hindsight_tools.recall.arms.bm25 import KeywordBackend, KeywordQuery
+from hindsight_tools.recall.arms.filters import request_scope
 from hindsight_tools.recall.arms.graph import GraphQuery, graph_plan
 from hindsight_tools.recall.arms.semantic import semantic_plan
 from hindsight_tools.recall.arms.temporal import TemporalQuery, temporal_plan
@@ -72,6 +73,7 @@ def arm_plans(
     """The database query of every enabled arm, each bounded by the recall budget."""
     settings = services.settings
     types = request.fact_types()
+    scope = request_scope(request)
     plans: dict[ArmName, Plan[list[tuple[str, float]]]] = {}
     enabled = set(settings.recall_arms)
     if "semantic" in enabled:
@@ -79,8 +81,7 @@ def arm_plans(
             bank_id,
             query_vector,
             types,
-            request.tags,
-            request.tags_match,
+            scope,
             limit=max(budget, 20),
             min_similarity=settings.semantic_min_similarity,
         )
@@ -90,8 +91,7 @@ def arm_plans(
                 bank_id=bank_id,
                 text=query,
                 types=types,
-                tags=request.tags,
-                tags_match=request.tags_match,
+                scope=scope,
                 limit=budget,
                 language=settings.text_search_extension_native_language,
             )
@@ -103,8 +103,7 @@ def arm_plans(
                 query_vector=query_vector,
                 query_entities=tuple(services.entity_extractor(query)),
                 types=types,
-                tags=request.tags,
-                tags_match=request.tags_match,
+                scope=scope,
                 limit=budget,
                 min_similarity=settings.semantic_min_similarity,
                 per_entity_limit=settings.graph_per_entity_limit,
@@ -120,8 +119,7 @@ def arm_plans(
                 start=window.start,
                 end=window.end,
                 types=types,
-                tags=request.tags,
-                tags_match=request.tags_match,
+                scope=scope,
                 limit=budget,
                 min_similarity=settings.temporal_min_similarity,
             )

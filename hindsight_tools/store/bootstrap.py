@@ -26,6 +26,7 @@ MIGRATIONS = (
     (4, "0004_semantic_partial_indexes.sql"),
     (5, "0005_event_range_index.sql"),
     (6, "0006_token_vectors.sql"),
+    (7, "0007_metadata_filter.sql"),
 )
 # Arbitrary constant: serialises concurrent migrations from several processes.
 _MIGRATIONS_PACKAGE = "hindsight_tools.store.migrations"

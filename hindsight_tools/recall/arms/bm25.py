@@ -21,12 +21,11 @@ from typing import Literal, Protocol
 
 from psycopg import sql
 
-from hindsight_tools.models import FactType, TagsMatch
-from hindsight_tools.recall.arms.filters import tags_condition
+from hindsight_tools.models import FactType
+from hindsight_tools.recall.arms.filters import Scope, scope_condition
 from hindsight_tools.runtime.plan import Plan, Statement
 
 MAX_QUERY_TERMS = 16
-_NO_FILTER = sql.SQL("TRUE")
 KeywordBackendName = Literal["bm25", "native"]
 
 
@@ -35,8 +34,7 @@ class KeywordQuery:
     bank_id: str
     text: str
     types: tuple[FactType, ...]
-    tags: list[str] | None
-    tags_match: TagsMatch
+    scope: Scope
     limit: int
     language: str
 
@@ -73,7 +71,7 @@ WITH stats AS (
     FROM q
     JOIN memory_terms mt ON mt.bank_id = %(bank)s AND mt.term = q.term
     CROSS JOIN stats
-    {tag_join}
+    {scope_join}
     WHERE mt.fact_type = ANY(%(types)s)
     GROUP BY mt.unit_id, mt.fact_type
 )
@@ -96,7 +94,7 @@ CROSS JOIN LATERAL (
     SELECT m.id, ts_rank_cd(m.search_vector, q.query) AS score
     FROM memory_units m
     WHERE m.bank_id = %(bank)s AND m.fact_type = t.fact_type
-      AND m.search_vector @@ q.query AND {tags}
+      AND m.search_vector @@ q.query AND {scope}
     ORDER BY score DESC, m.id
     LIMIT %(limit)s
 ) h
@@ -123,20 +121,20 @@ def _ranked_by_terms(
     terms = yield from _rarest_terms(query)
     if not terms:
         return []
-    tags = tags_condition("m", query.tags, query.tags_match)
-    # Postings carry fact type and length; only a tag filter needs the memories themselves.
-    tag_join: sql.Composable = sql.SQL("")
-    if tags != _NO_FILTER:
-        tag_join = sql.SQL(
+    scope, scope_params = scope_condition("m", query.scope)
+    # Postings carry fact type and length; only a filter needs the memories themselves.
+    scope_join: sql.Composable = sql.SQL("")
+    if query.scope.filters_rows:
+        scope_join = sql.SQL(
             "JOIN memory_units m ON m.bank_id = mt.bank_id AND m.id = mt.unit_id AND {}"
-        ).format(tags)
-    statement = sql.SQL(template).format(tags=tags, tag_join=tag_join)
+        ).format(scope)
+    statement = sql.SQL(template).format(scope=scope, scope_join=scope_join)
     params = {
         "bank": query.bank_id,
         "terms": terms,
         "types": list(query.types),
-        "tags": query.tags or [],
         "limit": query.limit,
+        **scope_params,
         **extra,
     }
     rows = yield Statement(statement, params)

@@ -24,8 +24,8 @@ from typing import Any, Literal
 
 from psycopg import sql
 
-from hindsight_tools.models import FACT_TYPES, FactType, TagsMatch
-from hindsight_tools.recall.arms.filters import tags_condition
+from hindsight_tools.models import FACT_TYPES, FactType
+from hindsight_tools.recall.arms.filters import Scope, scope_condition
 from hindsight_tools.runtime.plan import SET_STATEMENT_TIMEOUT, Cancelled, Plan, Statement
 
 _logger = logging.getLogger(__name__)
@@ -40,8 +40,7 @@ class GraphQuery:
     query_vector: Any
     query_entities: tuple[str, ...]
     types: tuple[FactType, ...]
-    tags: list[str] | None
-    tags_match: TagsMatch
+    scope: Scope
     limit: int
     min_similarity: float
     per_entity_limit: int
@@ -130,13 +129,13 @@ SELECT c.unit_id, c.score
 FROM combined c
 JOIN memory_units m ON m.bank_id = %(bank)s AND m.id = c.unit_id
 WHERE c.score >= coalesce((SELECT score FROM cutoff), '-infinity')
-  AND m.fact_type = ANY(%(types)s) AND {tags}
+  AND m.fact_type = ANY(%(types)s) AND {scope}
 ORDER BY c.score DESC, m.embedding <=> %(query_vector)s, c.unit_id
 LIMIT %(limit)s
 """
 
 
-def _query(with_entities: bool, tags: sql.Composable) -> sql.Composed:
+def _query(with_entities: bool, scope: sql.Composable) -> sql.Composed:
     signals = [
         "SELECT unit_id, score FROM semantic_signal",
         "SELECT unit_id, score FROM causal_signal",
@@ -148,7 +147,7 @@ def _query(with_entities: bool, tags: sql.Composable) -> sql.Composed:
     return sql.SQL(text).format(
         causal=sql.SQL(_CAUSAL),
         signals=sql.SQL(" UNION ALL ".join(signals)),
-        tags=tags,
+        scope=scope,
     )
 
 
@@ -163,16 +162,16 @@ def graph_plan(query: GraphQuery) -> Plan[list[tuple[str, float]]]:
         "per_entity_limit": query.per_entity_limit,
         "idf": query.entity_weighting == "idf",
         "types": list(query.types),
-        "tags": query.tags or [],
         "limit": query.limit,
     }
-    tags = tags_condition("m", query.tags, query.tags_match)
-    params["unfiltered"] = set(query.types) == set(FACT_TYPES) and tags == sql.SQL("TRUE")
+    scope, scope_params = scope_condition("m", query.scope)
+    params |= scope_params
+    params["unfiltered"] = set(query.types) == set(FACT_TYPES) and not query.scope.filters_rows
     timeout_ms = max(int(query.timeout_seconds * 1000), 1)
     # The recall's own statement limit (if any) comes back for the fallback query.
     ((enclosing,),) = yield Statement("SELECT current_setting('statement_timeout')")
     yield Statement(SET_STATEMENT_TIMEOUT, {"ms": str(timeout_ms)}, "none")
-    rows = yield Statement(_query(True, tags), params, cancellable=True)
+    rows = yield Statement(_query(True, scope), params, cancellable=True)
     yield Statement(SET_STATEMENT_TIMEOUT, {"ms": enclosing}, "none")
     if isinstance(rows, Cancelled):
         _logger.warning(
@@ -180,5 +179,5 @@ def graph_plan(query: GraphQuery) -> Plan[list[tuple[str, float]]]:
             query.timeout_seconds,
             query.bank_id,
         )
-        rows = yield Statement(_query(False, tags), params)
+        rows = yield Statement(_query(False, scope), params)
     return [(str(r[0]), float(r[1])) for r in rows]

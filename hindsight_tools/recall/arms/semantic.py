@@ -6,8 +6,8 @@ from typing import Any
 
 from psycopg import sql
 
-from hindsight_tools.models import FactType, TagsMatch
-from hindsight_tools.recall.arms.filters import tags_condition
+from hindsight_tools.models import FactType
+from hindsight_tools.recall.arms.filters import Scope, scope_condition
 from hindsight_tools.runtime.plan import Plan, Statement
 
 # Each fact type gets its own top-k, so a bank full of one type can't crowd out the others.
@@ -17,7 +17,7 @@ from hindsight_tools.runtime.plan import Plan, Statement
 _BRANCH = """
 (SELECT m.id, 1 - (m.embedding <=> %(query_vector)s) AS similarity
  FROM memory_units m
- WHERE m.bank_id = %(bank)s AND m.fact_type = {fact_type} AND {tags}
+ WHERE m.bank_id = %(bank)s AND m.fact_type = {fact_type} AND {scope}
  ORDER BY m.embedding <=> %(query_vector)s
  LIMIT %(limit)s)"""
 _QUERY = """
@@ -34,17 +34,16 @@ def semantic_plan(
     bank_id: str,
     query_vector: Any,
     types: tuple[FactType, ...],
-    tags: list[str] | None,
-    tags_match: TagsMatch,
+    scope: Scope,
     limit: int,
     min_similarity: float,
 ) -> Plan[list[tuple[str, float]]]:
     yield Statement(_SCAN, None, "none")
     yield Statement(_EF, {"ef": str(max(limit, 40))}, "none")
-    tags_sql = tags_condition("m", tags, tags_match)
+    scope_sql, scope_params = scope_condition("m", scope)
     # fact types are validated members of FACT_TYPES, and quoted as literals all the same
     branches = sql.SQL(" UNION ALL ").join(
-        sql.SQL(_BRANCH).format(fact_type=sql.Literal(t), tags=tags_sql) for t in types
+        sql.SQL(_BRANCH).format(fact_type=sql.Literal(t), scope=scope_sql) for t in types
     )
     query = sql.SQL(_QUERY).format(branches=branches)
     rows = yield Statement(
@@ -52,8 +51,8 @@ def semantic_plan(
         {
             "bank": bank_id,
             "query_vector": query_vector,
-            "tags": tags or [],
             "limit": limit,
+            **scope_params,
             "min_similarity": min_similarity,
         },
     )

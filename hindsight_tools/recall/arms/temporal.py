@@ -18,8 +18,8 @@ from typing import Any
 
 from psycopg import sql
 
-from hindsight_tools.models import FactType, TagsMatch
-from hindsight_tools.recall.arms.filters import tags_condition
+from hindsight_tools.models import FactType
+from hindsight_tools.recall.arms.filters import Scope, scope_condition
 from hindsight_tools.runtime.plan import Plan, Statement
 
 ENTRY_POINTS = 10
@@ -36,8 +36,7 @@ class TemporalQuery:
     start: datetime | None
     end: datetime | None
     types: tuple[FactType, ...]
-    tags: list[str] | None
-    tags_match: TagsMatch
+    scope: Scope
     limit: int
     min_similarity: float
 
@@ -55,7 +54,7 @@ FROM memory_units m
 WHERE m.bank_id = %(bank)s AND {_LOW} IS NOT NULL
   AND tstzrange(least({_LOW}, {_HIGH}), greatest({_LOW}, {_HIGH}), '[]')
       && tstzrange(%(start)s::timestamptz, %(end)s::timestamptz, '[]')
-  AND m.fact_type = ANY(%(types)s) AND {{tags}}
+  AND m.fact_type = ANY(%(types)s) AND {{scope}}
   AND 1 - (m.embedding <=> %(query_vector)s) >= %(min_similarity)s
 ORDER BY similarity DESC, m.id
 LIMIT %(limit)s
@@ -83,21 +82,18 @@ LIMIT %(limit)s
 """
 _ALLOWED = """
 SELECT m.id FROM memory_units m
-WHERE m.bank_id = %(bank)s AND m.id = ANY(%(ids)s) AND m.fact_type = ANY(%(types)s) AND {tags}
+WHERE m.bank_id = %(bank)s AND m.id = ANY(%(ids)s) AND m.fact_type = ANY(%(types)s)
+  AND {scope}
 """
 
 
 def temporal_plan(query: TemporalQuery) -> Plan[list[tuple[str, float]]]:
     if query.start is not None and query.end is not None and query.start > query.end:
         return []  # an empty window; tstzrange would raise, failing the whole recall
-    tags = tags_condition("m", query.tags, query.tags_match)
-    base = {
-        "bank": query.bank_id,
-        "types": list(query.types),
-        "tags": query.tags or [],
-    }
+    scope, scope_params = scope_condition("m", query.scope)
+    base = {"bank": query.bank_id, "types": list(query.types), **scope_params}
     rows = yield Statement(
-        sql.SQL(_DIRECT).format(tags=tags),
+        sql.SQL(_DIRECT).format(scope=scope),
         {
             **base,
             "query_vector": query.query_vector,
@@ -135,7 +131,7 @@ def temporal_plan(query: TemporalQuery) -> Plan[list[tuple[str, float]]]:
         frontier = reached
     if spread:
         allowed = yield Statement(
-            sql.SQL(_ALLOWED).format(tags=tags), {**base, "ids": list(spread)}
+            sql.SQL(_ALLOWED).format(scope=scope), {**base, "ids": list(spread)}
         )
         for (unit_id,) in allowed:
             unit_id = str(unit_id)
