@@ -1,7 +1,7 @@
 """Every Python example of the README runs, and prints what the README says it prints.
 
 The examples run in order, in one namespace (a later one uses the engine and bank of the
-quick start), against this test session's embedded server. In an example, a whole line
+quick start), against the embedded server of the test run. In an example, a whole line
 starting with ``# `` is the output expected of the prints before it.
 """
 
@@ -45,7 +45,7 @@ def test_every_python_example_is_a_block_that_runs() -> None:
 def readme_engine(
     engine: MemoryEngine, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[None]:
-    # the examples' MemoryEngine() and AsyncMemoryEngine() join this session's server
+    # the examples' MemoryEngine() and AsyncMemoryEngine() join the test run's server
     monkeypatch.setenv("HINDSIGHT_API_DATA_DIR", str(settings.data_dir))
     for bank in BANKS:
         engine.delete_bank(bank)
