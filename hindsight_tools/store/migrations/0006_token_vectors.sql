@@ -1,4 +1,4 @@
--- Late interaction (hindsight_tools/late_interaction.py): each memory's token vectors,
+-- Late interaction (hindsight_tools/encoders/late_interaction.py): each memory's token vectors,
 -- computed at retain so a recall only encodes its question. A table of their own rather
 -- than a column of memory_units: filling a column later (the backfill of memories retained
 -- before this migration or with late interaction off) rewrites the whole row and inserts
