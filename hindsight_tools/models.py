@@ -172,6 +172,66 @@ class RetainResult(BaseModel):
     updated: int
 
 
+class StoredMemory(BaseModel):
+    """A memory as stored: what was retained (metadata exactly as given), the entities found
+    in it, and when the store first and last wrote it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    text: str
+    fact_type: FactType
+    context: str | None = None
+    occurred_start: datetime | None = None
+    occurred_end: datetime | None = None
+    mentioned_at: datetime | None = None
+    tags: list[str] = Field(default_factory=list)
+    entities: list[str] = Field(default_factory=list)
+    proof_count: int = 1
+    document_id: str | None = None
+    chunk_id: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime
+    updated_at: datetime
+
+
+MAX_LIST_LIMIT = 1000
+
+
+class ListRequest(BaseModel):
+    """A listing of a bank's memories: the filters of a recall (without a query), and a page."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    types: list[FactType] | None = None
+    tags: list[PgText] | None = None
+    tags_match: TagsMatch = "any"
+    metadata_filter: dict[str, Any] | None = None
+    occurred_after: Timestamp | None = None
+    occurred_before: Timestamp | None = None
+    limit: StrictInt = Field(default=100, ge=1, le=MAX_LIST_LIMIT)
+    offset: StrictInt = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _dates_in_order(self) -> ListRequest:
+        _check_range(self.occurred_after, self.occurred_before)
+        return self
+
+    def fact_types(self) -> tuple[FactType, ...]:
+        """The requested fact types in canonical order (all when unset)."""
+        if not self.types:
+            return FACT_TYPES
+        return tuple(t for t in FACT_TYPES if t in self.types)
+
+
+def _check_range(after: datetime | None, before: datetime | None) -> None:
+    if after is not None and before is not None and after >= before:
+        raise ValueError(
+            f"occurred_after ({after.isoformat()}) must be before occurred_before "
+            f"({before.isoformat()}): the range is [after, before)"
+        )
+
+
 class Scores(BaseModel):
     """Every score a memory collected on its way through the pipeline (``None``: not scored)."""
 
@@ -278,12 +338,7 @@ class RecallRequest(BaseModel):
 
     @model_validator(mode="after")
     def _dates_in_order(self) -> RecallRequest:
-        after, before = self.occurred_after, self.occurred_before
-        if after is not None and before is not None and after >= before:
-            raise ValueError(
-                f"occurred_after ({after.isoformat()}) must be before occurred_before "
-                f"({before.isoformat()}): the range is [after, before)"
-            )
+        _check_range(self.occurred_after, self.occurred_before)
         return self
 
     def now(self) -> datetime:

@@ -29,6 +29,33 @@ def validate_bank_id(bank_id: object) -> str:
     return bank_id
 
 
+MAX_IDS_PER_CALL = 10_000
+
+
+def validate_ids(ids: object, field: str = "ids") -> list[str]:
+    """A list of memory ids (strings without NUL, at most ``MAX_IDS_PER_CALL``), else raise."""
+    if isinstance(ids, str | bytes) or not isinstance(ids, list | tuple):
+        raise InvalidRequestError(
+            [
+                FieldProblem(
+                    field, f"must be a list of memory ids (strings), got {type(ids).__name__}"
+                )
+            ]
+        )
+    if len(ids) > MAX_IDS_PER_CALL:
+        raise InvalidRequestError(
+            [FieldProblem(field, f"has {len(ids)} ids; at most {MAX_IDS_PER_CALL} per call")]
+        )
+    problems = [
+        FieldProblem(f"{field}[{i}]", f"must be a string without NUL characters, got {value!r}")
+        for i, value in enumerate(ids)
+        if not isinstance(value, str) or "\x00" in value
+    ]
+    if problems:
+        raise InvalidRequestError(problems)
+    return list(ids)
+
+
 def problems_from_pydantic(
     error: pydantic.ValidationError, prefix: str, model: type[pydantic.BaseModel]
 ) -> list[FieldProblem]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +28,7 @@ from hindsight_tools.models import (
     MemoryItem,
     RecallResult,
     RetainResult,
+    StoredMemory,
     TagsMatch,
 )
 from hindsight_tools.query.entities import EntityExtractor
@@ -217,6 +218,53 @@ class AsyncMemoryEngine:
         """See :meth:`MemoryEngine.backfill_token_vectors`."""
         core = await self._ready()
         return await self._drive(core.backfill_program(bank_id, batch))
+
+    async def get_memories(self, bank_id: str, ids: Sequence[str]) -> list[StoredMemory]:
+        """The stored memories among ``ids``, in the order asked; unknown ids are left out."""
+        core = await self._ready()
+        return await self._drive(core.get_program(bank_id, ids))
+
+    async def list_memories(
+        self,
+        bank_id: str,
+        *,
+        metadata_filter: Mapping[str, Any] | None = None,
+        types: list[FactType] | None = None,
+        tags: list[str] | None = None,
+        tags_match: TagsMatch = "any",
+        occurred_after: datetime | str | None = None,
+        occurred_before: datetime | str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[StoredMemory]:
+        """One page of the memories of ``bank_id`` that pass the filters (those of
+        :meth:`recall`), ordered by id: ``offset`` 0, ``limit``, 2 × ``limit``, … page
+        through a bank that doesn't change exactly once."""
+        options = dict(
+            metadata_filter=metadata_filter,
+            types=types,
+            tags=tags,
+            tags_match=tags_match,
+            occurred_after=occurred_after,
+            occurred_before=occurred_before,
+            limit=limit,
+            offset=offset,
+        )
+        core = await self._ready()
+        return await self._drive(core.list_program(bank_id, options))
+
+    async def delete_memories(self, bank_id: str, ids: Sequence[str]) -> int:
+        """Forget the memories among ``ids`` and everything derived from them (links, entity
+        mentions, keyword statistics, token vectors, chunks no memory uses any more), in one
+        transaction; returns how many there were."""
+        core = await self._ready()
+        return await self._drive(core.delete_program(bank_id, ids))
+
+    async def delete_document(self, bank_id: str, document_id: str) -> int:
+        """Forget a document, its chunks and every memory retained from it, in one
+        transaction; returns how many memories went."""
+        core = await self._ready()
+        return await self._drive(core.delete_document_program(bank_id, document_id))
 
     async def delete_bank(self, bank_id: str) -> bool:
         validate_bank_id(bank_id)

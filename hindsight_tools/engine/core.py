@@ -24,11 +24,15 @@ from hindsight_tools.encoders.embedding import (
 )
 from hindsight_tools.encoders.late_interaction import load_late_interaction
 from hindsight_tools.errors import FieldProblem, InvalidRequestError
+from hindsight_tools.manage.forget import forget_document_plan, forget_plan
+from hindsight_tools.manage.read import get_plan, list_plan
 from hindsight_tools.models import (
+    ListRequest,
     MemoryItem,
     RecallRequest,
     RecallResult,
     RetainResult,
+    StoredMemory,
 )
 from hindsight_tools.query.entities import EntityExtractor, extract_entities
 from hindsight_tools.query.time_window import extract_time_window
@@ -47,7 +51,12 @@ from hindsight_tools.runtime.program import Blocking, Parallel, ParallelResult, 
 from hindsight_tools.settings import Settings
 from hindsight_tools.store import bootstrap as store
 from hindsight_tools.store.embedded import EmbeddedServer, acquire_server
-from hindsight_tools.validation import parse_items, problems_from_pydantic, validate_bank_id
+from hindsight_tools.validation import (
+    parse_items,
+    problems_from_pydantic,
+    validate_bank_id,
+    validate_ids,
+)
 
 T = TypeVar("T")
 _DELETE_BANK = "DELETE FROM banks WHERE bank_id = %(bank)s RETURNING bank_id"
@@ -179,6 +188,38 @@ class EngineCore:
         validate_bank_id(bank_id)
         request = self.recall_request(query, options)
         return (yield from recall_program(self.recall_services, bank_id, request))
+
+    def get_program(self, bank_id: str, ids: object) -> Program[list[StoredMemory]]:
+        validate_bank_id(bank_id)
+        plan = get_plan(bank_id, validate_ids(ids))
+        done: ParallelResult = yield Parallel({"get": plan})
+        return done["get"][0]  # type: ignore[no-any-return]
+
+    def list_program(self, bank_id: str, options: dict[str, Any]) -> Program[list[StoredMemory]]:
+        validate_bank_id(bank_id)
+        given = {k: v for k, v in options.items() if v is not None}
+        try:
+            request = ListRequest.model_validate(given)
+        except pydantic.ValidationError as exc:
+            raise InvalidRequestError(problems_from_pydantic(exc, "", ListRequest)) from None
+        done: ParallelResult = yield Parallel({"list": list_plan(bank_id, request)})
+        return done["list"][0]  # type: ignore[no-any-return]
+
+    def delete_program(self, bank_id: str, ids: object) -> Program[int]:
+        validate_bank_id(bank_id)
+        done: ParallelResult = yield Parallel({"delete": forget_plan(bank_id, validate_ids(ids))})
+        return done["delete"][0]  # type: ignore[no-any-return]
+
+    def delete_document_program(self, bank_id: str, document_id: object) -> Program[int]:
+        validate_bank_id(bank_id)
+        if not isinstance(document_id, str) or not document_id or "\x00" in document_id:
+            raise InvalidRequestError(
+                [FieldProblem("document_id", f"must be a non-empty string, got {document_id!r}")]
+            )
+        done: ParallelResult = yield Parallel(
+            {"delete": forget_document_plan(bank_id, document_id)}
+        )
+        return done["delete"][0]  # type: ignore[no-any-return]
 
     @staticmethod
     def recall_request(query: str, options: dict[str, Any]) -> RecallRequest:

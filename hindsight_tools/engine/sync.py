@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from datetime import datetime
 from typing import Any
@@ -29,6 +29,7 @@ from hindsight_tools.models import (
     MemoryItem,
     RecallResult,
     RetainResult,
+    StoredMemory,
     TagsMatch,
 )
 from hindsight_tools.query.entities import EntityExtractor
@@ -159,6 +160,49 @@ class MemoryEngine:
         them (before late interaction, or with it off), in ``bank_id`` or every bank.
         Returns how many memories were encoded; 0 when late interaction is off."""
         return self._drive(self._core.backfill_program(bank_id, batch))
+
+    def get_memories(self, bank_id: str, ids: Sequence[str]) -> list[StoredMemory]:
+        """The stored memories among ``ids``, in the order asked; unknown ids are left out."""
+        return self._drive(self._core.get_program(bank_id, ids))
+
+    def list_memories(
+        self,
+        bank_id: str,
+        *,
+        metadata_filter: Mapping[str, Any] | None = None,
+        types: list[FactType] | None = None,
+        tags: list[str] | None = None,
+        tags_match: TagsMatch = "any",
+        occurred_after: datetime | str | None = None,
+        occurred_before: datetime | str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[StoredMemory]:
+        """One page of the memories of ``bank_id`` that pass the filters (those of
+        :meth:`recall`), ordered by id: ``offset`` 0, ``limit``, 2 × ``limit``, … page
+        through a bank that doesn't change exactly once."""
+        options = dict(
+            metadata_filter=metadata_filter,
+            types=types,
+            tags=tags,
+            tags_match=tags_match,
+            occurred_after=occurred_after,
+            occurred_before=occurred_before,
+            limit=limit,
+            offset=offset,
+        )
+        return self._drive(self._core.list_program(bank_id, options))
+
+    def delete_memories(self, bank_id: str, ids: Sequence[str]) -> int:
+        """Forget the memories among ``ids`` and everything derived from them (links, entity
+        mentions, keyword statistics, token vectors, chunks no memory uses any more), in one
+        transaction; returns how many there were."""
+        return self._drive(self._core.delete_program(bank_id, ids))
+
+    def delete_document(self, bank_id: str, document_id: str) -> int:
+        """Forget a document, its chunks and every memory retained from it, in one
+        transaction; returns how many memories went."""
+        return self._drive(self._core.delete_document_program(bank_id, document_id))
 
     def delete_bank(self, bank_id: str) -> bool:
         """Remove a bank and everything in it; False if there was no such bank."""

@@ -21,7 +21,7 @@ from hindsight_tools.retain.units import PreparedItem, entity_key
 from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.settings import Settings
 
-_LOCK_BANK = "SELECT pg_advisory_xact_lock(hashtextextended(%(bank)s, 0))"
+LOCK_BANK = "SELECT pg_advisory_xact_lock(hashtextextended(%(bank)s, 0))"
 _INSERT_BANK = "INSERT INTO banks (bank_id) VALUES (%(bank)s) ON CONFLICT DO NOTHING"
 _INSERT_DOCUMENTS = """
 INSERT INTO documents (bank_id, document_id)
@@ -36,7 +36,7 @@ FROM chunks WHERE bank_id = %(bank)s AND document_id = %(document_id)s
 ON CONFLICT (bank_id, chunk_id) DO NOTHING
 """
 _EXISTING = "SELECT id FROM memory_units WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)"
-_DROP_UNIT_ENTITIES = """
+DROP_UNIT_ENTITIES = """
 DELETE FROM unit_entities WHERE bank_id = %(bank)s AND unit_id = ANY(%(ids)s)
 RETURNING entity_id
 """
@@ -71,14 +71,14 @@ ON CONFLICT (bank_id, id) DO UPDATE SET
     search_length = EXCLUDED.search_length, updated_at = now()
 """
 # BM25 statistics: postings and document frequencies move with every (re-)retained memory.
-_DROP_TERMS = """
+DROP_TERMS = """
 WITH gone AS (
     DELETE FROM memory_terms WHERE bank_id = %(bank)s AND unit_id = ANY(%(ids)s) RETURNING term
 ), counts AS (SELECT term, count(*) AS n FROM gone GROUP BY term)
 UPDATE bank_terms b SET df = b.df - counts.n
 FROM counts WHERE b.bank_id = %(bank)s AND b.term = counts.term
 """
-_DROP_UNUSED_TERMS = "DELETE FROM bank_terms WHERE bank_id = %(bank)s AND df <= 0"
+DROP_UNUSED_TERMS = "DELETE FROM bank_terms WHERE bank_id = %(bank)s AND df <= 0"
 # Lexemes over 1 KB (a 2,000-letter "word") are left out: next to a long id they would pass
 # btree's row limit in the postings key, and nobody searches for them.
 _ADD_TERMS = """
@@ -94,7 +94,7 @@ INSERT INTO bank_terms (bank_id, term, df)
 SELECT %(bank)s, term, count(*) FROM added GROUP BY term
 ON CONFLICT (bank_id, term) DO UPDATE SET df = bank_terms.df + EXCLUDED.df
 """
-_BANK_TOTALS = """
+BANK_TOTALS = """
 UPDATE banks SET (doc_count, total_length) = (
     SELECT count(*), coalesce(sum(search_length), 0) FROM memory_units WHERE bank_id = %(bank)s)
 WHERE bank_id = %(bank)s
@@ -111,12 +111,12 @@ FROM unnest(%(unit_ids)s::text[], %(keys)s::text[]) AS p(unit_id, key)
 JOIN entities e ON e.bank_id = %(bank)s AND e.name_key = p.key
 ON CONFLICT DO NOTHING
 """
-_COUNT_MENTIONS = """
+COUNT_MENTIONS = """
 UPDATE entities e
 SET mention_count = (SELECT count(*) FROM unit_entities ue WHERE ue.entity_id = e.id)
 WHERE e.bank_id = %(bank)s AND (e.name_key = ANY(%(keys)s) OR e.id = ANY(%(old_ids)s))
 """
-_DROP_UNUSED_ENTITIES = """
+DROP_UNUSED_ENTITIES = """
 DELETE FROM entities WHERE bank_id = %(bank)s AND id = ANY(%(old_ids)s) AND mention_count = 0
 """
 _BANK_SIZE = "SELECT count(*) FROM memory_units WHERE bank_id = %(bank)s"
@@ -179,9 +179,6 @@ _INSERT_TOKEN_VECTORS = """
 INSERT INTO memory_token_vectors (bank_id, id, vectors) VALUES (%(bank)s, %(id)s, %(vectors)s)
 ON CONFLICT (bank_id, id) DO UPDATE SET vectors = EXCLUDED.vectors
 """
-# Backfill of late-interaction vectors (see MemoryEngine.backfill_token_vectors). The text
-# guard keeps a memory re-retained meanwhile from getting the vectors of its old text, and
-# a retain that stored newer vectors first wins the conflict.
 def retain_plan(
     bank_id: str,
     prepared: Sequence[PreparedItem],
@@ -193,7 +190,7 @@ def retain_plan(
     bank = {"bank": bank_id}
     ids = [p.id for p in prepared]
     # Concurrent retains into one bank would race on entity rows and chunk numbering.
-    yield Statement(_LOCK_BANK, bank, "none")
+    yield Statement(LOCK_BANK, bank, "none")
     yield Statement(_INSERT_BANK, bank, "none")
 
     documents = list(dict.fromkeys(p.document_id for p in prepared if p.document_id))
@@ -206,14 +203,14 @@ def retain_plan(
 
     existing = {row[0] for row in (yield Statement(_EXISTING, {**bank, "ids": ids}))}
     old_entity_ids = sorted(
-        {row[0] for row in (yield Statement(_DROP_UNIT_ENTITIES, {**bank, "ids": ids}))}
+        {row[0] for row in (yield Statement(DROP_UNIT_ENTITIES, {**bank, "ids": ids}))}
     )
     if existing:
         yield Statement(_DROP_LINKS, {**bank, "ids": sorted(existing)}, "none")
 
     if existing:
-        yield Statement(_DROP_TERMS, {**bank, "ids": sorted(existing)}, "none")
-        yield Statement(_DROP_UNUSED_TERMS, bank, "none")
+        yield Statement(DROP_TERMS, {**bank, "ids": sorted(existing)}, "none")
+        yield Statement(DROP_UNUSED_TERMS, bank, "none")
     rows = [_unit_params(bank_id, p, embeddings[p.index], settings) for p in prepared]
     yield Statement(_UPSERT_UNIT, rows, "many")
     if existing:
@@ -222,7 +219,7 @@ def retain_plan(
         vector_rows = [{**bank, "id": p.id, "vectors": token_vectors[p.index]} for p in prepared]
         yield Statement(_INSERT_TOKEN_VECTORS, vector_rows, "many")
     yield Statement(_ADD_TERMS, {**bank, "ids": ids}, "none")
-    yield Statement(_BANK_TOTALS, bank, "none")
+    yield Statement(BANK_TOTALS, bank, "none")
 
     names = {entity_key(n): n for p in prepared for n in p.entities}
     pairs = [(p.id, entity_key(n)) for p in prepared for n in p.entities]
@@ -239,8 +236,8 @@ def retain_plan(
         )
     if names or old_entity_ids:
         counts = {**bank, "keys": list(names.keys()), "old_ids": old_entity_ids}
-        yield Statement(_COUNT_MENTIONS, counts, "none")
-        yield Statement(_DROP_UNUSED_ENTITIES, counts, "none")
+        yield Statement(COUNT_MENTIONS, counts, "none")
+        yield Statement(DROP_UNUSED_ENTITIES, counts, "none")
 
     if settings.semantic_link_top_k > 0:
         ((bank_size,),) = yield Statement(_BANK_SIZE, bank)

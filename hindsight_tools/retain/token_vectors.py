@@ -7,6 +7,9 @@ from collections.abc import Sequence
 
 from hindsight_tools.runtime.plan import Plan, Statement
 
+# Backfill of late-interaction vectors (see MemoryEngine.backfill_token_vectors). The text
+# guard keeps a memory re-retained meanwhile from getting the vectors of its old text, and
+# a retain that stored newer vectors first wins the conflict.
 _MISSING_TOKEN_VECTORS = """
 SELECT m.bank_id, m.id, m.text FROM memory_units m
 WHERE (%(bank)s::text IS NULL OR m.bank_id = %(bank)s)

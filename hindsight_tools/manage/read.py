@@ -1,0 +1,70 @@
+"""Reading memories back as stored: by id, and a bank listed page by page.
+
+A listing is ordered by id (code point order, whatever the database's collation), so the
+pages of ``limit``/``offset`` cover a bank that doesn't change exactly once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg import sql
+
+from hindsight_tools.models import ListRequest, StoredMemory
+from hindsight_tools.query.metadata_filter import parse_filter
+from hindsight_tools.recall.arms.filters import Scope, scope_condition
+from hindsight_tools.runtime.plan import Plan, Statement
+
+_COLUMNS = """
+SELECT m.id, m.text, m.fact_type, m.context, m.occurred_start, m.occurred_end,
+       m.mentioned_at, m.tags,
+       coalesce((SELECT array_agg(e.canonical_name ORDER BY e.canonical_name)
+                 FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
+                 WHERE ue.bank_id = m.bank_id AND ue.unit_id = m.id), '{{}}'),
+       m.proof_count, m.document_id, m.chunk_id, m.metadata, m.created_at, m.updated_at
+FROM memory_units m
+"""
+_BY_ID = _COLUMNS + "WHERE m.bank_id = %(bank)s AND m.id = ANY(%(ids)s)"
+_LISTING = (
+    _COLUMNS
+    + """WHERE m.bank_id = %(bank)s AND m.fact_type = ANY(%(types)s) AND {scope}
+ORDER BY m.id COLLATE "C"
+LIMIT %(limit)s OFFSET %(offset)s"""
+)
+_FIELDS = tuple(StoredMemory.model_fields)
+
+
+def _memory(row: Sequence[Any]) -> StoredMemory:
+    return StoredMemory(**dict(zip(_FIELDS, row, strict=True)))
+
+
+def get_plan(bank_id: str, ids: Sequence[str]) -> Plan[list[StoredMemory]]:
+    """The stored memories among ``ids``, in the order asked (unknown ids left out)."""
+    if not ids:
+        return []
+    rows = yield Statement(sql.SQL(_BY_ID), {"bank": bank_id, "ids": list(dict.fromkeys(ids))})
+    found = {str(r[0]): _memory(r) for r in rows}
+    return [found[i] for i in dict.fromkeys(ids) if i in found]
+
+
+def list_plan(bank_id: str, request: ListRequest) -> Plan[list[StoredMemory]]:
+    scope = Scope(
+        tags=request.tags,
+        tags_match=request.tags_match,
+        metadata=None if request.metadata_filter is None else parse_filter(request.metadata_filter),
+        occurred_after=request.occurred_after,
+        occurred_before=request.occurred_before,
+    )
+    condition, params = scope_condition("m", scope)
+    rows = yield Statement(
+        sql.SQL(_LISTING).format(scope=condition),
+        {
+            "bank": bank_id,
+            "types": list(request.fact_types()),
+            "limit": request.limit,
+            "offset": request.offset,
+            **params,
+        },
+    )
+    return [_memory(r) for r in rows]
