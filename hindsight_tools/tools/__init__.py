@@ -11,6 +11,7 @@ from hindsight_tools.tools.runners import (
     arecall_text,
     arun_recall_tool,
     arun_retain_tool,
+    check_bound_filter,
     recall_options,
     recall_text,
     resolve_bank_id,
@@ -24,6 +25,8 @@ from hindsight_tools.tools.schemas import (
     RECALL_TOOL_NAME,
     RETAIN_TOOL_DESCRIPTION,
     RETAIN_TOOL_NAME,
+    ListMemoriesArgs,
+    MemoryIdsArgs,
     Provider,
     RecallToolArgs,
     RetainToolArgs,
@@ -39,6 +42,7 @@ from hindsight_tools.tools.text import (
     format_recall,
     memory_line,
     memory_metadata,
+    stored_lines,
 )
 
 __all__ = [
@@ -46,6 +50,8 @@ __all__ = [
     "RECALL_TOOL_NAME",
     "RETAIN_TOOL_DESCRIPTION",
     "RETAIN_TOOL_NAME",
+    "ListMemoriesArgs",
+    "MemoryIdsArgs",
     "Provider",
     "RecallToolArgs",
     "RetainToolArgs",
@@ -53,6 +59,7 @@ __all__ = [
     "arguments_error",
     "arun_recall_tool",
     "arun_retain_tool",
+    "check_bound_filter",
     "chunk_texts",
     "format_recall",
     "input_schema",
@@ -67,6 +74,7 @@ __all__ = [
     "retain_tool_schema",
     "run_recall_tool",
     "run_retain_tool",
+    "stored_lines",
     "tool_error_text",
     "tool_schema",
 ]

@@ -8,6 +8,7 @@ from typing import Any
 from hindsight_tools.engine import AsyncMemoryEngine, MemoryEngine
 from hindsight_tools.errors import FieldProblem, HindsightError, InvalidRequestError
 from hindsight_tools.models import RecallRequest, RecallResult
+from hindsight_tools.query.metadata_filter import parse_filter
 from hindsight_tools.tools.schemas import (
     RECALL_TOOL_NAME,
     RETAIN_TOOL_NAME,
@@ -18,22 +19,47 @@ from hindsight_tools.tools.schemas import (
 from hindsight_tools.tools.text import format_recall
 
 
-def recall_options(args: RecallToolArgs) -> dict[str, Any]:
-    """The keyword arguments of ``engine.recall`` that ``args`` sets."""
-    return args.model_dump(exclude={"query"}, exclude_none=True)
+def recall_options(
+    args: RecallToolArgs, metadata_filter: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The keyword arguments of ``engine.recall`` that ``args`` sets, with the
+    application's ``metadata_filter`` (never the model's to choose)."""
+    options = args.model_dump(exclude={"query"}, exclude_none=True)
+    if metadata_filter is not None:
+        options["metadata_filter"] = metadata_filter
+    return options
 
 
-def recall_text(engine: MemoryEngine, bank_id: str, args: RecallToolArgs) -> str:
+def check_bound_filter(metadata_filter: Mapping[str, Any] | None) -> None:
+    """Raise (an :class:`InvalidRequestError` for the application, not text for the model)
+    when the filter bound to a tool is malformed."""
+    if metadata_filter is not None:
+        parse_filter(metadata_filter)
+
+
+def recall_text(
+    engine: MemoryEngine,
+    bank_id: str,
+    args: RecallToolArgs,
+    *,
+    metadata_filter: Mapping[str, Any] | None = None,
+) -> str:
     """Run the recall ``args`` describe and format it for a model (raises on failure)."""
-    return _format(args, engine.recall(bank_id, args.query, **recall_options(args)))
+    options = recall_options(args, metadata_filter)
+    return _format(args, engine.recall(bank_id, args.query, **options))
 
 
 async def arecall_text(
-    engine: MemoryEngine | AsyncMemoryEngine, bank_id: str, args: RecallToolArgs
+    engine: MemoryEngine | AsyncMemoryEngine,
+    bank_id: str,
+    args: RecallToolArgs,
+    *,
+    metadata_filter: Mapping[str, Any] | None = None,
 ) -> str:
     """:func:`recall_text` on the async engine (a sync engine's ``aio`` twin)."""
     aengine = engine.aio if isinstance(engine, MemoryEngine) else engine
-    return _format(args, await aengine.recall(bank_id, args.query, **recall_options(args)))
+    options = recall_options(args, metadata_filter)
+    return _format(args, await aengine.recall(bank_id, args.query, **options))
 
 
 def _format(args: RecallToolArgs, result: RecallResult) -> str:
@@ -64,21 +90,39 @@ def tool_error_text(tool: str, error: HindsightError) -> str:
     return f"Error: {tool} failed: {error}"
 
 
-def run_recall_tool(engine: MemoryEngine, bank_id: str, arguments: Mapping[str, Any] | str) -> str:
-    """Answer a model's ``recall`` call with text; problems come back as text, not raised."""
+def run_recall_tool(
+    engine: MemoryEngine,
+    bank_id: str,
+    arguments: Mapping[str, Any] | str,
+    *,
+    metadata_filter: Mapping[str, Any] | None = None,
+) -> str:
+    """Answer a model's ``recall`` call with text; problems come back as text, not raised.
+
+    ``metadata_filter`` is the application's: bound to every call (say, what this user may
+    see), it is not part of the tool's arguments, so the model can neither see nor widen it.
+    A malformed one raises, since it is the application's mistake, not the model's.
+    """
+    check_bound_filter(metadata_filter)
     try:
-        return recall_text(engine, bank_id, parse_tool_arguments(RecallToolArgs, arguments))
+        args = parse_tool_arguments(RecallToolArgs, arguments)
+        return recall_text(engine, bank_id, args, metadata_filter=metadata_filter)
     except HindsightError as exc:
         return tool_error_text(RECALL_TOOL_NAME, exc)
 
 
 async def arun_recall_tool(
-    engine: MemoryEngine | AsyncMemoryEngine, bank_id: str, arguments: Mapping[str, Any] | str
+    engine: MemoryEngine | AsyncMemoryEngine,
+    bank_id: str,
+    arguments: Mapping[str, Any] | str,
+    *,
+    metadata_filter: Mapping[str, Any] | None = None,
 ) -> str:
     """:func:`run_recall_tool` on the async engine."""
+    check_bound_filter(metadata_filter)
     try:
         args = parse_tool_arguments(RecallToolArgs, arguments)
-        return await arecall_text(engine, bank_id, args)
+        return await arecall_text(engine, bank_id, args, metadata_filter=metadata_filter)
     except HindsightError as exc:
         return tool_error_text(RECALL_TOOL_NAME, exc)
 

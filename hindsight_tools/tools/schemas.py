@@ -95,6 +95,50 @@ class RecallToolArgs(BaseModel):
         "'2024-05-01T12:00:00Z'); relative times like 'last week' are resolved against it. "
         "Default: now.",
     )
+    occurred_after: Timestamp | None = Field(
+        default=None,
+        description="Only memories of things that happened at or after this moment, ISO 8601 "
+        "(e.g. '2024-03-01'). A hard filter: undated memories are left out. To rank a period "
+        "first without excluding the rest, name it in the query instead ('in March 2024').",
+    )
+    occurred_before: Timestamp | None = Field(
+        default=None,
+        description="Only memories of things that happened before this moment (exclusive), "
+        "ISO 8601. With occurred_after, a range [after, before).",
+    )
+
+
+class MemoryIdsArgs(BaseModel):
+    """The arguments of the ``get_memories`` and ``delete_memories`` tools."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, title="memory_ids")
+
+    ids: list[PgText] = Field(
+        min_length=1,
+        max_length=1000,
+        description="The ids of the memories, as recall and list_memories show them.",
+    )
+
+
+class ListMemoriesArgs(BaseModel):
+    """The arguments of the ``list_memories`` tool: a page of a bank, oldest id first."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, title="list_memories")
+
+    types: list[FactType] | None = Field(default=None, description="Only these kinds of memory.")
+    tags: list[PgText] | None = Field(default=None, description="Only memories with these tags.")
+    occurred_after: Timestamp | None = Field(
+        default=None, description="Only what happened at or after this moment, ISO 8601."
+    )
+    occurred_before: Timestamp | None = Field(
+        default=None, description="Only what happened before this moment, ISO 8601."
+    )
+    limit: StrictInt | None = Field(
+        default=None, ge=1, le=1000, description="Memories per page (default 100)."
+    )
+    offset: StrictInt | None = Field(
+        default=None, ge=0, description="How many to skip: 0, then limit, 2 × limit, …"
+    )
 
 
 class RetainToolArgs(BaseModel):

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from hindsight_tools.encoders.tokens import count_tokens, truncate_to_tokens
-from hindsight_tools.models import RecalledChunk, RecalledMemory, RecallResult
+from hindsight_tools.models import RecalledChunk, RecalledMemory, RecallResult, StoredMemory
 
 
 def format_recall(result: RecallResult, *, max_tokens: int, max_chunk_tokens: int) -> str:
@@ -33,7 +33,14 @@ def memory_line(memory: RecalledMemory) -> str:
     return f"- {_when(memory)} ({memory.fact_type}) {memory.text}"
 
 
-def _when(memory: RecalledMemory) -> str:
+def stored_lines(memories: list[StoredMemory]) -> str:
+    """Stored memories for a model, one per line with the id it can act on."""
+    if not memories:
+        return "No memories."
+    return "\n".join(f"- {m.id}: {_when(m)} ({m.fact_type}) {m.text}" for m in memories)
+
+
+def _when(memory: RecalledMemory | StoredMemory) -> str:
     start = memory.occurred_start or memory.mentioned_at
     if start is None:
         return "[undated]"
