@@ -16,7 +16,8 @@ from hindsight_tools import MemoryEngine, Settings
 from hindsight_tools.cli.commands import _exit_on_sigterm
 from hindsight_tools.jsonl import item_from_record
 
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
+# invented, LoCoMo-shaped: two conversations of two sessions each (see its README)
+MINI_LOCOMO = Path(__file__).resolve().parent / "data" / "mini-locomo"
 
 
 def cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
@@ -75,21 +76,47 @@ def test_retain_locomo_with_documents(
 ) -> None:
     lines = [
         line
-        for line in (LOCOMO / "memories.jsonl").read_text().splitlines()
-        if '"conv-26:session_1"' in line
+        for line in (MINI_LOCOMO / "memories.jsonl").read_text().splitlines()
+        if '"mini-a:session_1"' in line
     ]
+    assert len(lines) == 6
     sample = tmp_path / "sample.jsonl"
-    sample.write_text("\n".join(lines[:6]) + "\n")
+    sample.write_text("\n".join(lines) + "\n")
+    documents = str(MINI_LOCOMO / "documents.jsonl")
     try:
-        done = cli(settings, "retain", str(sample), "--documents", str(LOCOMO / "documents.jsonl"))
+        done = cli(settings, "retain", str(sample), "--documents", documents)
         assert done.returncode == 0, done.stderr
-        result = engine.recall("conv-26", "LGBTQ support group", include_chunks=True)
+        assert "retained 6 memories into 1 bank(s)" in done.stdout
+        result = engine.recall("mini-a", "lease on Harbour Street", include_chunks=True)
         top = result.memories[0]
-        assert top.id == "conv-26:D1:3" and top.metadata["dia_id"] == "D1:3"
+        assert top.id == "mini-a:D1:1" and top.metadata["dia_id"] == "D1:1"
+        assert top.metadata["speaker"] == "Rosa"
         assert top.occurred_start is not None and top.occurred_start.year == 2023
-        assert len(result.chunks) == 1 and result.chunks[0].text.startswith("Caroline: Hey Mel!")
+        assert len(result.chunks) == 1 and result.chunks[0].text.startswith("Rosa: Hi Idris!")
     finally:
-        engine.delete_bank("conv-26")
+        engine.delete_bank("mini-a")
+
+
+def test_eval_scores_a_locomo_folder(
+    settings: Settings, engine: MemoryEngine, tmp_path: Path
+) -> None:
+    out = tmp_path / "report.json"
+    try:
+        done = cli(settings, "eval", str(MINI_LOCOMO), "--rerank-depth", "2", "--json", str(out))
+    finally:
+        for bank in ("mini-a", "mini-b"):
+            engine.delete_bank(f"eval-{bank}")
+    assert done.returncode == 0, done.stderr
+    assert "(depth 2)" in done.stdout
+    report = json.loads(out.read_text())
+    assert len(report["questions"]) == 10
+    # one question has no evidence; one is adversarial, left out of the headline figure
+    assert (report["overall"]["questions"], report["overall"]["skipped"]) == (9, 1)
+    assert report["overall_no_adversarial"]["questions"] == 8
+    by_qid = {q["qid"]: q for q in report["questions"]}
+    # "What did Rosa bake first?": the answer's turn, though the question's wording is nearer
+    # the turn before it ("What are you going to bake first?")
+    assert "D1:3" in by_qid["mini-a_q0"]["ranked"][:5]
 
 
 def test_bad_input_exits_2_with_the_reason(settings: Settings, bank: str, tmp_path: Path) -> None:
