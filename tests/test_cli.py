@@ -9,12 +9,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 
-from hindsight_tools import MemoryEngine, Settings
-from hindsight_tools.cli.commands import _exit_on_sigterm
+from hindsight_tools import InvalidRequestError, MemoryEngine, Settings
+from hindsight_tools.cli.commands import _exit_on_sigterm, _parser, eval_settings
 from hindsight_tools.jsonl import item_from_record
+from tests.conftest import count
 
 # invented, LoCoMo-shaped: two conversations of two sessions each (see its README)
 MINI_LOCOMO = Path(__file__).resolve().parent / "data" / "mini-locomo"
@@ -131,6 +134,47 @@ def test_bad_input_exits_2_with_the_reason(settings: Settings, bank: str, tmp_pa
     garbage.write_text("{not json\n")
     broken = cli(settings, "retain", "--bank", bank, str(garbage))
     assert broken.returncode == 2 and "garbage.jsonl:1" in broken.stderr
+
+
+def test_retain_takes_only_a_batch_size_of_at_least_one(
+    settings: Settings, bank: str, tmp_path: Path, db: psycopg.Connection[tuple[Any, ...]]
+) -> None:
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(
+        '{"text": "Olga repairs vintage typewriters"}\n{"text": "Pedro grows tomatoes"}\n'
+    )
+    for size in ("0", "-4", "two"):
+        done = cli(settings, "retain", "--bank", bank, "--batch-size", size, str(plain))
+        assert done.returncode == 2
+        assert "argument --batch-size: must be an integer >= 1" in done.stderr
+        assert "retained" not in done.stdout
+    assert count(db, "memory_units", bank) == 0
+
+    done = cli(settings, "retain", "--bank", bank, "--batch-size", "1", str(plain))
+    assert done.returncode == 0, done.stderr
+    assert "retained 2 memories into 1 bank(s)" in done.stdout
+    assert count(db, "memory_units", bank) == 2
+
+
+def test_eval_rejects_a_negative_rerank_depth_and_limit(settings: Settings) -> None:
+    for flag, value, allowed in (("--rerank-depth", "-3", ">= 0"), ("--limit", "0", ">= 1")):
+        done = cli(settings, "eval", str(MINI_LOCOMO), flag, value)
+        assert done.returncode == 2
+        assert f"argument {flag}: must be an integer {allowed}, got {value}" in done.stderr
+
+
+def test_eval_overrides_are_validated_like_the_environment() -> None:
+    args = _parser().parse_args(["eval", str(MINI_LOCOMO), "--rerank-depth", "0"])
+    assert eval_settings(args).reranker_depth_mid == 0  # 0 is allowed: fused order only
+    args.rerank_depth = -3  # past argparse, the settings still refuse it
+    with pytest.raises(InvalidRequestError) as rejected:
+        eval_settings(args)
+    assert [str(p) for p in rejected.value.problems] == [
+        f"reranker_depth_{budget}: Input should be greater than or equal to 0"
+        for budget in ("low", "mid", "high")
+    ]
+    with pytest.raises(InvalidRequestError, match="reranker_depth_lo: unknown setting"):
+        Settings().with_overrides({"reranker_depth_lo": 2})
 
 
 def test_demo_runs_the_four_kinds_of_recall(settings: Settings) -> None:
