@@ -1,8 +1,11 @@
 """hindsight-tools side by side with its peers on the LoCoMo dev data: recall@k, latency, retain.
 
-    .venv/bin/python -m benchmarks.compare [DATA] [--systems …] [--limit N] [--every N] [--banks …]
+    .venv/bin/python -m benchmarks.compare DATA [--systems …] [--limit N] [--every N] [--banks …]
         [--quick] [--out DIR] [--data-dir DIR] [--scale REPORT.md …]
         [--hindsight-api-venv VENV]
+
+DATA is the LoCoMo folder (``memories.jsonl``, ``queries.jsonl``, ``documents.jsonl``);
+without it, ``$HINDSIGHT_LOCOMO_DIR``. ``--plots-only`` needs neither.
 
 Every system gets the same memories (one bank per conversation), the same questions (every
 ``--every``-th of each bank, at most ``--limit``, in file order) and, where it embeds, the same
@@ -56,7 +59,7 @@ from hindsight_tools.evaluation import (
 from hindsight_tools.store.embedded import acquire_server
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo-dev"
+LOCOMO_VARIABLE = "HINDSIGHT_LOCOMO_DIR"  # the LoCoMo data is not in the repository
 QUICK_BANKS = 2
 QUICK_LIMIT = 10
 # fused candidates a peer's cross-encoder rescores: every one recall@50 can count
@@ -79,7 +82,7 @@ def _hindsight(name: str, prefix: str, reranker: str | None) -> Callable[[Contex
 
         settings = Settings(data_dir=context.data_dir)
         if reranker is not None:
-            settings = settings.model_copy(update={"reranker_provider": reranker})
+            settings = settings.with_overrides({"reranker_provider": reranker})
         system = HindsightSystem(name, settings, prefix, "")
         system.description = (
             "`MemoryEngine` with default settings (four arms, RRF, budget mid), reranker "
@@ -189,7 +192,13 @@ OPTIONAL = ("hindsight-api-ce300", "hindsight-api-ce50", "hindsight-api-rrf")
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("data", type=Path, nargs="?", default=DEFAULT_DATA)
+    parser.add_argument(
+        "data",
+        type=Path,
+        nargs="?",
+        default=os.environ.get(LOCOMO_VARIABLE),
+        help=f"LoCoMo folder (default: ${LOCOMO_VARIABLE})",
+    )
     parser.add_argument(
         "--systems",
         nargs="+",
@@ -227,6 +236,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--depth", type=int, default=max(DEFAULT_KS), help="candidates per peer arm"
     )
     args = parser.parse_args(argv)
+    if args.data is None and not args.plots_only:
+        parser.error(
+            f"no LoCoMo folder: give DATA or set {LOCOMO_VARIABLE} (the LoCoMo data is "
+            "CC BY-NC and not part of the repository)"
+        )
     if args.systems is None:
         args.systems = [
             key for key in SYSTEMS if key not in OPTIONAL or args.hindsight_api_venv is not None

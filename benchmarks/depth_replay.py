@@ -18,7 +18,10 @@ Also printed: the *oracle* recall@10 at each depth, what a perfect reranker of t
 candidates could reach (evidence first), which bounds any model at that depth; and the
 cross-encoder's median cost per pair in this run.
 
-    .venv/bin/python benchmarks/depth_replay.py [--dataset DIR] [--limit N] [--out FILE]
+    .venv/bin/python benchmarks/depth_replay.py --dataset DIR [--limit N] [--out FILE]
+
+``--dataset`` is the LoCoMo folder (``memories.jsonl``, ``queries.jsonl``); without it,
+``$HINDSIGHT_LOCOMO_DIR``.
 
 The banks come from an earlier ``hindsight-tools eval`` (``eval-`` + conversation), so run
 that first against the same ``HINDSIGHT_API_DATA_DIR``.
@@ -27,6 +30,7 @@ that first against the same ``HINDSIGHT_API_DATA_DIR``.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 from collections.abc import Sequence
@@ -51,7 +55,7 @@ from hindsight_tools.recall.prerank import rank_final, rerank_head
 from hindsight_tools.recall.rerank.base import RerankOutcome
 from hindsight_tools.recall.scoring import Evidence
 
-DATASET = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
+LOCOMO_VARIABLE = "HINDSIGHT_LOCOMO_DIR"  # the LoCoMo data is not in the repository
 DEPTHS = (4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 60)
 KS = (5, 10, 20, 50)
 ADAPTIVE_FIRST = (16,)
@@ -209,7 +213,12 @@ def table(questions: Sequence[Captured], depths: Sequence[int], per_pair_ms: flo
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--dataset", type=Path, default=DATASET)
+    parser.add_argument(
+        "--dataset",
+        type=Path,
+        default=os.environ.get(LOCOMO_VARIABLE),
+        help=f"LoCoMo folder (default: ${LOCOMO_VARIABLE})",
+    )
     parser.add_argument("--limit", type=int, help="questions per conversation")
     parser.add_argument("--max-depth", type=int, default=max(DEPTHS))
     parser.add_argument("--out", type=Path, help="also write the Markdown table here")
@@ -220,6 +229,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the cross-encoder's head by late interaction (default) or by direct rank",
     )
     args = parser.parse_args(argv)
+    if args.dataset is None:
+        parser.error(
+            f"no LoCoMo folder: give --dataset DIR or set {LOCOMO_VARIABLE} (the LoCoMo data is "
+            "CC BY-NC and not part of the repository)"
+        )
 
     dataset = load_dataset(args.dataset)
     settings = Settings(

@@ -1,7 +1,10 @@
 """Recall by question family, on the dev data only: names, paraphrase, time, causes, multi-hop.
 
-    .venv/bin/python -m benchmarks.families [--locomo DIR] [--choose BANK …] [--persona DIR]
-        [--beam DIR] [--budget mid] [--reuse] [--out FILE] [--json FILE]
+    .venv/bin/python -m benchmarks.families --locomo DIR [--choose BANK …] [--persona DIR]
+        [--beam DIR] [--budget mid] [--reuse] [--skip …] [--out FILE] [--json FILE]
+
+``--locomo`` is the LoCoMo folder; without it, ``$HINDSIGHT_LOCOMO_DIR``. Only a run that
+skips both of its tables (``--skip locomo time``) needs neither.
 
 One run reports, each on its own table:
 
@@ -35,6 +38,7 @@ from __future__ import annotations
 import argparse
 import calendar
 import json
+import os
 import statistics
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -53,7 +57,7 @@ from hindsight_tools.evaluation import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_LOCOMO = REPO.parent / "shared" / "data" / "locomo-dev"
+LOCOMO_VARIABLE = "HINDSIGHT_LOCOMO_DIR"  # the LoCoMo data is not in the repository
 DEFAULT_PERSONA = REPO / "benchmarks" / "data" / "persona"
 CHOOSE_DEFAULT = 3
 KS = (5, 10, 20, 50)
@@ -306,7 +310,12 @@ def _last_question_time(bank: BankData) -> datetime:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO)
+    parser.add_argument(
+        "--locomo",
+        type=Path,
+        default=os.environ.get(LOCOMO_VARIABLE),
+        help=f"LoCoMo folder (default: ${LOCOMO_VARIABLE})",
+    )
     parser.add_argument(
         "--choose",
         nargs="+",
@@ -320,10 +329,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--json", type=Path, help="every question's ranking, for analysis")
     args = parser.parse_args(argv)
+    if args.locomo is None and not {"locomo", "time"} <= set(args.skip):
+        parser.error(
+            f"no LoCoMo folder: give --locomo DIR or set {LOCOMO_VARIABLE} (the LoCoMo data is "
+            "CC BY-NC and not part of the repository)"
+        )
 
     from hindsight_tools import MemoryEngine
 
-    locomo = load_dataset(args.locomo)
+    locomo = load_dataset(args.locomo) if args.locomo is not None else Dataset(banks=())
     names = [b.bank for b in locomo.banks]
     choose = args.choose or names[:CHOOSE_DEFAULT]
     halves = {

@@ -6,7 +6,10 @@ Here every configuration answers the same question before the next question is a
 the same store, so a slow minute slows them all alike; the table gives each one's p50/p95 and
 stage p50s, and its p50 as a ratio of the first configuration's.
 
-    .venv/bin/python benchmarks/latency_ab.py [--dataset DIR] [--limit N] [--out FILE]
+    .venv/bin/python benchmarks/latency_ab.py --dataset DIR [--limit N] [--out FILE]
+
+``--dataset`` is the LoCoMo folder (``memories.jsonl``, ``queries.jsonl``); without it,
+``$HINDSIGHT_LOCOMO_DIR``.
 
 The banks come from an earlier ``hindsight-tools eval`` (``eval-`` + conversation), so run
 that first against the same ``HINDSIGHT_API_DATA_DIR``.
@@ -32,7 +35,7 @@ from hindsight_tools.evaluation import (
     load_dataset,
 )
 
-DATASET = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
+LOCOMO_VARIABLE = "HINDSIGHT_LOCOMO_DIR"  # the LoCoMo data is not in the repository
 # name -> settings changes from the defaults
 CONFIGURATIONS: dict[str, dict[str, Any]] = {
     "default (late interaction, cross-encoder depth 6)": {},
@@ -58,16 +61,26 @@ STAGES = (
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--dataset", type=Path, default=DATASET)
+    parser.add_argument(
+        "--dataset",
+        type=Path,
+        default=os.environ.get(LOCOMO_VARIABLE),
+        help=f"LoCoMo folder (default: ${LOCOMO_VARIABLE})",
+    )
     parser.add_argument("--limit", type=int, default=40, help="questions per conversation")
     parser.add_argument("--out", type=Path, help="also write the Markdown table here")
     args = parser.parse_args(argv)
+    if args.dataset is None:
+        parser.error(
+            f"no LoCoMo folder: give --dataset DIR or set {LOCOMO_VARIABLE} (the LoCoMo data is "
+            "CC BY-NC and not part of the repository)"
+        )
 
     dataset = load_dataset(args.dataset)
     asked = [(b.bank, q) for b in dataset.banks for q in b.questions[: args.limit]]
     base = Settings()
     engines = {
-        name: MemoryEngine(settings=base.model_copy(update=changes))
+        name: MemoryEngine(settings=base.with_overrides(changes))
         for name, changes in CONFIGURATIONS.items()
     }
     stages: dict[str, list[dict[str, float]]] = {name: [] for name in engines}

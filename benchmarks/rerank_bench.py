@@ -5,7 +5,10 @@ padded to 512 tokens) with our per-group dynamic padding, one against two onnxru
 threads, and groups of 4, 8 and 16 similar-length pairs when a call brings ``--depth`` pairs,
 as a recall does. The pairs are real LoCoMo memories with the date prefix a recall adds.
 
-    .venv/bin/python benchmarks/rerank_bench.py [--pairs 64] [--depth 24] [--dataset DIR]
+    .venv/bin/python benchmarks/rerank_bench.py --dataset DIR [--pairs 64] [--depth 24]
+
+``--dataset`` is the LoCoMo folder (its ``memories.jsonl``); without it,
+``$HINDSIGHT_LOCOMO_DIR``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import numpy as np
 from hindsight_tools.recall.rerank.base import rerank_document
 from hindsight_tools.recall.rerank.onnx import OnnxCrossEncoder
 
-DATASET = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
+LOCOMO_VARIABLE = "HINDSIGHT_LOCOMO_DIR"  # the LoCoMo data is not in the repository
 QUERY = "What did Caroline research?"
 GROUPS = (4, 8, 16)
 
@@ -67,8 +70,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=64)
     parser.add_argument("--depth", type=int, default=24, help="pairs per call for the group rows")
-    parser.add_argument("--dataset", type=Path, default=DATASET)
+    parser.add_argument(
+        "--dataset",
+        type=Path,
+        default=os.environ.get(LOCOMO_VARIABLE),
+        help=f"LoCoMo folder (default: ${LOCOMO_VARIABLE})",
+    )
     args = parser.parse_args()
+    if args.dataset is None:
+        parser.error(
+            f"no LoCoMo folder: give --dataset DIR or set {LOCOMO_VARIABLE} (the LoCoMo data is "
+            "CC BY-NC and not part of the repository)"
+        )
     docs = documents(args.dataset, args.pairs)
     both = OnnxCrossEncoder(threads=0)
     one = OnnxCrossEncoder(threads=1)

@@ -1,6 +1,9 @@
 """Retain throughput on the LoCoMo dev set: memories/s end to end, split into embedding and DB.
 
-    .venv/bin/python benchmarks/retain_bench.py [--data ../shared/data/locomo-dev] [--batch 256]
+    .venv/bin/python benchmarks/retain_bench.py --data DIR [--batch 256]
+
+``--data`` is the LoCoMo folder (its ``memories.jsonl``); without it,
+``$HINDSIGHT_LOCOMO_DIR``.
 
 Each run starts from empty banks (they are deleted first) in a throw-away data directory,
 so figures are comparable between runs. Links (semantic, temporal) are built as in normal use.
@@ -9,6 +12,7 @@ so figures are comparable between runs. Links (semantic, temporal) are built as 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import tempfile
 import time
@@ -23,7 +27,7 @@ from hindsight_tools import MemoryEngine, Settings
 from hindsight_tools.encoders.embedding import Vectors, default_embedder
 from hindsight_tools.jsonl import item_from_record, read_records
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
+LOCOMO_VARIABLE = "HINDSIGHT_LOCOMO_DIR"  # the LoCoMo data is not in the repository
 
 
 class TimedEmbedder:
@@ -60,9 +64,19 @@ class TimedLate:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=os.environ.get(LOCOMO_VARIABLE),
+        help=f"LoCoMo folder (default: ${LOCOMO_VARIABLE})",
+    )
     parser.add_argument("--batch", type=int, default=256)
     args = parser.parse_args()
+    if args.data is None:
+        parser.error(
+            f"no LoCoMo folder: give --data DIR or set {LOCOMO_VARIABLE} (the LoCoMo data is "
+            "CC BY-NC and not part of the repository)"
+        )
 
     by_bank: dict[str, list[dict[str, Any]]] = {}
     for _, record in read_records(args.data / "memories.jsonl"):

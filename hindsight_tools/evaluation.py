@@ -1,4 +1,4 @@
-"""Turn-level recall@k on a LoCoMo-shaped directory (``shared/data/locomo-dev``).
+"""Turn-level recall@k on a LoCoMo-shaped directory (``tests/data/mini-locomo`` has the shape).
 
 Three layers, so each can be tested on its own:
 

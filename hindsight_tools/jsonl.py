@@ -1,5 +1,5 @@
 """Reading memories from JSON Lines: plain ``{"text": …}`` lines, MemoryItem fields, and the
-LoCoMo export of ``shared/data/locomo-dev`` (``occurred_at``, ``dia_id``, ``speaker``, …)."""
+LoCoMo export (``occurred_at``, ``dia_id``, ``speaker``, …; see ``tests/data/mini-locomo``)."""
 
 from __future__ import annotations
 

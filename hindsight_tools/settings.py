@@ -7,12 +7,15 @@ in the code reads the environment.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import platformdirs
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from hindsight_tools.errors import FieldProblem, InvalidRequestError
 
 DEFAULT_EMBEDDINGS_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 ROOT_DATA_DIR = Path("/var/lib/hindsight-tools")
@@ -193,3 +196,35 @@ class Settings(BaseSettings):
     recall_budget_high: int = Field(default=1000, ge=1)
     recall_budget_min: int = Field(default=20, ge=1)
     recall_budget_max: int = Field(default=2000, ge=1)
+
+    def with_overrides(self, changes: Mapping[str, Any]) -> Settings:
+        """A copy with ``changes`` applied, validated like values read from the environment.
+
+        ``model_copy(update=...)`` skips validation, so a command-line override such as a
+        depth of -3 would get into the engine and quietly misbehave there. An unknown name
+        is rejected too: the environment may hold variables of other versions, an override
+        is a typo. Raises :class:`InvalidRequestError` naming each field and what it allows.
+        """
+        fields = type(self).model_fields
+        unknown = sorted(name for name in changes if name not in fields)
+        if unknown:
+            allowed = ", ".join(sorted(fields))
+            raise InvalidRequestError(
+                [FieldProblem(name, f"unknown setting; settings are {allowed}") for name in unknown]
+            )
+        try:
+            # model_validate, not the constructor: only these values, no environment read
+            return type(self).model_validate({**self.model_dump(), **changes})
+        except ValidationError as exc:
+            raise InvalidRequestError(
+                [
+                    FieldProblem(_location(detail["loc"]), detail["msg"])
+                    for detail in exc.errors(include_url=False)
+                ]
+            ) from None
+
+
+def _location(parts: tuple[int | str, ...]) -> str:
+    """``recall_arms[0]`` for pydantic's ``("recall_arms", 0)``."""
+    joined = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in parts)
+    return joined.removeprefix(".")

@@ -1,4 +1,12 @@
-"""One embedded PostgreSQL and one real embedding model per test session; a fresh bank per test."""
+"""One embedded PostgreSQL and one real embedding model per test session; a fresh bank per test.
+
+The suite never uses a database configured for real use: every ``HINDSIGHT_API_*`` variable
+is dropped from the environment when this module is imported, before any ``Settings`` is
+built and before any subprocess copies ``os.environ``, so each session starts its own
+embedded server in a temporary folder. To run the suite against a database of your own
+instead, name it in ``HINDSIGHT_TEST_DATABASE_URL``: the suite then uses that one (and
+deletes banks in it), for the session's engine and for the processes it starts.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +25,30 @@ from hypothesis import settings as hypothesis_settings
 
 from hindsight_tools import MemoryEngine, Settings
 
+TEST_DATABASE_URL_VARIABLE = "HINDSIGHT_TEST_DATABASE_URL"
+SETTINGS_PREFIX = "HINDSIGHT_API_"
+
+
+def _isolate_from_the_users_configuration() -> str | None:
+    """Drop every ``HINDSIGHT_API_*`` variable; the test database to use, if one is named.
+
+    Settings read all of them (an exported ``HINDSIGHT_API_DATABASE_URL`` would send the
+    suite, and its bank deletions, to that database), and the CLI, MCP, README and notebook
+    tests start processes with a copy of this environment. Tests that want a variable set it
+    themselves (``monkeypatch.setenv``, or the ``env`` of the process they start).
+    """
+    # Settings match names case-insensitively: hindsight_api_database_url counts too.
+    for name in [name for name in os.environ if name.upper().startswith(SETTINGS_PREFIX)]:
+        del os.environ[name]
+    url = os.environ.get(TEST_DATABASE_URL_VARIABLE) or None
+    if url is not None:
+        # the processes the tests start then join the same database as the session's engine
+        os.environ[f"{SETTINGS_PREFIX}DATABASE_URL"] = url
+    return url
+
+
+TEST_DATABASE_URL = _isolate_from_the_users_configuration()
+
 
 @pytest.fixture(scope="session")
 def data_dir() -> Iterator[Path]:
@@ -29,7 +61,8 @@ def data_dir() -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def settings(data_dir: Path) -> Settings:
-    return Settings(data_dir=data_dir)
+    # database_url is always given, so nothing the environment says can pick the database
+    return Settings(data_dir=data_dir, database_url=TEST_DATABASE_URL)
 
 
 @pytest.fixture(scope="session")

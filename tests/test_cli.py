@@ -9,14 +9,18 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 
-from hindsight_tools import MemoryEngine, Settings
-from hindsight_tools.cli.commands import _exit_on_sigterm
+from hindsight_tools import InvalidRequestError, MemoryEngine, Settings
+from hindsight_tools.cli.commands import _exit_on_sigterm, _parser, eval_settings
 from hindsight_tools.jsonl import item_from_record
+from tests.conftest import count
 
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
+# invented, LoCoMo-shaped: two conversations of two sessions each (see its README)
+MINI_LOCOMO = Path(__file__).resolve().parent / "data" / "mini-locomo"
 
 
 def cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
@@ -75,21 +79,47 @@ def test_retain_locomo_with_documents(
 ) -> None:
     lines = [
         line
-        for line in (LOCOMO / "memories.jsonl").read_text().splitlines()
-        if '"conv-26:session_1"' in line
+        for line in (MINI_LOCOMO / "memories.jsonl").read_text().splitlines()
+        if '"mini-a:session_1"' in line
     ]
+    assert len(lines) == 6
     sample = tmp_path / "sample.jsonl"
-    sample.write_text("\n".join(lines[:6]) + "\n")
+    sample.write_text("\n".join(lines) + "\n")
+    documents = str(MINI_LOCOMO / "documents.jsonl")
     try:
-        done = cli(settings, "retain", str(sample), "--documents", str(LOCOMO / "documents.jsonl"))
+        done = cli(settings, "retain", str(sample), "--documents", documents)
         assert done.returncode == 0, done.stderr
-        result = engine.recall("conv-26", "LGBTQ support group", include_chunks=True)
+        assert "retained 6 memories into 1 bank(s)" in done.stdout
+        result = engine.recall("mini-a", "lease on Harbour Street", include_chunks=True)
         top = result.memories[0]
-        assert top.id == "conv-26:D1:3" and top.metadata["dia_id"] == "D1:3"
+        assert top.id == "mini-a:D1:1" and top.metadata["dia_id"] == "D1:1"
+        assert top.metadata["speaker"] == "Rosa"
         assert top.occurred_start is not None and top.occurred_start.year == 2023
-        assert len(result.chunks) == 1 and result.chunks[0].text.startswith("Caroline: Hey Mel!")
+        assert len(result.chunks) == 1 and result.chunks[0].text.startswith("Rosa: Hi Idris!")
     finally:
-        engine.delete_bank("conv-26")
+        engine.delete_bank("mini-a")
+
+
+def test_eval_scores_a_locomo_folder(
+    settings: Settings, engine: MemoryEngine, tmp_path: Path
+) -> None:
+    out = tmp_path / "report.json"
+    try:
+        done = cli(settings, "eval", str(MINI_LOCOMO), "--rerank-depth", "2", "--json", str(out))
+    finally:
+        for bank in ("mini-a", "mini-b"):
+            engine.delete_bank(f"eval-{bank}")
+    assert done.returncode == 0, done.stderr
+    assert "(depth 2)" in done.stdout
+    report = json.loads(out.read_text())
+    assert len(report["questions"]) == 10
+    # one question has no evidence; one is adversarial, left out of the headline figure
+    assert (report["overall"]["questions"], report["overall"]["skipped"]) == (9, 1)
+    assert report["overall_no_adversarial"]["questions"] == 8
+    by_qid = {q["qid"]: q for q in report["questions"]}
+    # "What did Rosa bake first?": the answer's turn, though the question's wording is nearer
+    # the turn before it ("What are you going to bake first?")
+    assert "D1:3" in by_qid["mini-a_q0"]["ranked"][:5]
 
 
 def test_bad_input_exits_2_with_the_reason(settings: Settings, bank: str, tmp_path: Path) -> None:
@@ -104,6 +134,47 @@ def test_bad_input_exits_2_with_the_reason(settings: Settings, bank: str, tmp_pa
     garbage.write_text("{not json\n")
     broken = cli(settings, "retain", "--bank", bank, str(garbage))
     assert broken.returncode == 2 and "garbage.jsonl:1" in broken.stderr
+
+
+def test_retain_takes_only_a_batch_size_of_at_least_one(
+    settings: Settings, bank: str, tmp_path: Path, db: psycopg.Connection[tuple[Any, ...]]
+) -> None:
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(
+        '{"text": "Olga repairs vintage typewriters"}\n{"text": "Pedro grows tomatoes"}\n'
+    )
+    for size in ("0", "-4", "two"):
+        done = cli(settings, "retain", "--bank", bank, "--batch-size", size, str(plain))
+        assert done.returncode == 2
+        assert "argument --batch-size: must be an integer >= 1" in done.stderr
+        assert "retained" not in done.stdout
+    assert count(db, "memory_units", bank) == 0
+
+    done = cli(settings, "retain", "--bank", bank, "--batch-size", "1", str(plain))
+    assert done.returncode == 0, done.stderr
+    assert "retained 2 memories into 1 bank(s)" in done.stdout
+    assert count(db, "memory_units", bank) == 2
+
+
+def test_eval_rejects_a_negative_rerank_depth_and_limit(settings: Settings) -> None:
+    for flag, value, allowed in (("--rerank-depth", "-3", ">= 0"), ("--limit", "0", ">= 1")):
+        done = cli(settings, "eval", str(MINI_LOCOMO), flag, value)
+        assert done.returncode == 2
+        assert f"argument {flag}: must be an integer {allowed}, got {value}" in done.stderr
+
+
+def test_eval_overrides_are_validated_like_the_environment() -> None:
+    args = _parser().parse_args(["eval", str(MINI_LOCOMO), "--rerank-depth", "0"])
+    assert eval_settings(args).reranker_depth_mid == 0  # 0 is allowed: fused order only
+    args.rerank_depth = -3  # past argparse, the settings still refuse it
+    with pytest.raises(InvalidRequestError) as rejected:
+        eval_settings(args)
+    assert [str(p) for p in rejected.value.problems] == [
+        f"reranker_depth_{budget}: Input should be greater than or equal to 0"
+        for budget in ("low", "mid", "high")
+    ]
+    with pytest.raises(InvalidRequestError, match="reranker_depth_lo: unknown setting"):
+        Settings().with_overrides({"reranker_depth_lo": 2})
 
 
 def test_demo_runs_the_four_kinds_of_recall(settings: Settings) -> None:

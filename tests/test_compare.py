@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from llama_index.core.schema import NodeWithScore, TextNode
 
-from benchmarks.compare import OPTIONAL, SYSTEMS, parse_args
+from benchmarks.compare import LOCOMO_VARIABLE, OPTIONAL, SYSTEMS, parse_args
 from benchmarks.comparison import (
     NON_ADVERSARIAL,
     SystemRun,
@@ -321,10 +321,24 @@ def test_the_servers_tokenizer_route_reads_the_same_tokens() -> None:
 def test_hindsight_api_variants_run_only_with_its_venv(tmp_path: Path) -> None:
     variants = ["hindsight-api-ce300", "hindsight-api-ce50", "hindsight-api-rrf"]
     assert [key for key in SYSTEMS if key in OPTIONAL] == variants
-    assert not set(variants) & set(parse_args([]).systems)
-    assert "llama-index-hybrid-ce" in parse_args([]).systems
-    chosen = parse_args(["--hindsight-api-venv", str(tmp_path)]).systems
+    data = str(tmp_path)
+    assert not set(variants) & set(parse_args([data]).systems)
+    assert "llama-index-hybrid-ce" in parse_args([data]).systems
+    chosen = parse_args([data, "--hindsight-api-venv", str(tmp_path)]).systems
     assert chosen == list(SYSTEMS)
+
+
+def test_the_data_folder_is_required_unless_only_redrawing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv(LOCOMO_VARIABLE, raising=False)
+    with pytest.raises(SystemExit) as missing:
+        parse_args([])
+    assert missing.value.code == 2
+    assert f"give DATA or set {LOCOMO_VARIABLE}" in capsys.readouterr().err
+    assert parse_args(["--plots-only"]).data is None
+    monkeypatch.setenv(LOCOMO_VARIABLE, str(tmp_path))
+    assert parse_args([]).data == tmp_path
 
 
 def test_cross_encoder_postprocessor_orders_by_the_models_score() -> None:

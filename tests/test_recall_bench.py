@@ -1,28 +1,34 @@
-"""The recall benchmark's pure parts: synthetic data, composite embeddings, overlap."""
+"""The recall benchmark's pure parts: synthetic data, composite embeddings, overlap, its
+arguments."""
 
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from benchmarks.recall_bench import (
+from benchmarks.recall_bench import parse_args, scale_of
+from benchmarks.recall_bench_data import (
     NOW,
     TIME_EXPRESSIONS,
-    CompositeEmbedder,
-    _named,
     fill,
     make_memories,
     make_questions,
     make_vocabulary,
-    overlap,
-    percentile,
 )
+from benchmarks.recall_bench_report import _named
+from benchmarks.recall_bench_timing import overlap, percentile
+from benchmarks.recall_bench_vectors import CompositeEmbedder
 from hindsight_tools.encoders.embedding import Vectors
 from hindsight_tools.query.time_window import extract_time_window
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 class HashEmbedder:
@@ -115,3 +121,22 @@ def test_vocabulary_sizes(seed: int) -> None:
     assert len(set(vocab.persons)) == 300
     assert len(vocab.cities) + len(vocab.venues) == 150
     assert len(vocab.activities) + len(vocab.objects) >= 190
+
+
+def test_the_command_takes_its_arguments_in_both_ways_of_running_it() -> None:
+    assert scale_of(parse_args(["--quick"])).sizes == (2000,)
+    scale = scale_of(parse_args(["--sizes", "1000", "1000", "5000", "--queries", "30"]))
+    assert (scale.sizes, scale.questions) == ((1000, 5000), 30)
+    for command in (
+        ["-m", "benchmarks.recall_bench"],
+        [str(REPO / "benchmarks" / "recall_bench.py")],
+    ):
+        done = subprocess.run(
+            [sys.executable, *command, "--help"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "--sizes" in done.stdout and "--reranker" in done.stdout

@@ -7,13 +7,34 @@ import json
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from hindsight_tools.errors import HindsightError
 from hindsight_tools.models import FACT_TYPES, RecallResult
+from hindsight_tools.settings import Settings
+
+
+def _int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``minimum``; argparse prefixes the flag's name."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            message = f"must be an integer >= {minimum}, got {text!r}"
+            raise argparse.ArgumentTypeError(message) from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+positive_int = _int_at_least(1)
+non_negative_int = _int_at_least(0)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,7 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     retain.add_argument(
         "--documents", type=Path, help="documents JSONL: each memory's document text is its chunk"
     )
-    retain.add_argument("--batch-size", type=int, default=256)
+    retain.add_argument(
+        "--batch-size", type=positive_int, default=256, help="memories per retain call (>= 1)"
+    )
 
     evaluate = commands.add_parser(
         "eval", help="turn-level recall@k on a LoCoMo-format directory (memories, queries)"
@@ -55,7 +78,9 @@ def _parser() -> argparse.ArgumentParser:
         help="reranker provider or failover list (auto, local, onnx, cohere, tei, passthrough)",
     )
     evaluate.add_argument(
-        "--rerank-depth", type=int, help="candidates the cross-encoder scores, for every budget"
+        "--rerank-depth",
+        type=non_negative_int,
+        help="candidates the cross-encoder scores, for every budget (>= 0)",
     )
     evaluate.add_argument(
         "--late-interaction",
@@ -63,7 +88,9 @@ def _parser() -> argparse.ArgumentParser:
         help="order the fused list by MaxSim before the cross-encoder (default: on)",
     )
     evaluate.add_argument("--banks", nargs="+", help="only these conversations")
-    evaluate.add_argument("--limit", type=int, help="at most this many questions per bank")
+    evaluate.add_argument(
+        "--limit", type=positive_int, help="at most this many questions per bank (>= 1)"
+    )
     evaluate.add_argument(
         "--reuse", action="store_true", help="keep the banks retained by an earlier run"
     )
@@ -151,13 +178,14 @@ def _retain(args: argparse.Namespace) -> None:
             item["chunk"] = documents[item["document_id"]]
         by_bank.setdefault(bank, []).append(item)
     total = sum(len(items) for items in by_bank.values())
+    stored = 0  # what the engine says it stored, not what was read
     with MemoryEngine() as engine, tqdm(total=total, unit="memory", desc="retain") as bar:
         for bank, items in by_bank.items():
             iterator = iter(items)
             while batch := list(islice(iterator, args.batch_size)):
-                engine.retain(bank, batch)
+                stored += len(engine.retain(bank, batch).ids)
                 bar.update(len(batch))
-    print(f"retained {total} memories into {len(by_bank)} bank(s)")
+    print(f"retained {stored} memories into {len(by_bank)} bank(s)")
 
 
 def _evaluate(args: argparse.Namespace) -> None:
@@ -169,23 +197,8 @@ def _evaluate(args: argparse.Namespace) -> None:
         run_eval,
     )
     from hindsight_tools.recall.budget import rerank_depth
-    from hindsight_tools.settings import Settings
 
-    overrides: dict[str, Any] = {}
-    if args.arms:
-        overrides["recall_arms"] = tuple(args.arms)
-    if args.keyword:
-        overrides["text_search_extension"] = args.keyword
-    if args.graph_weighting:
-        overrides["graph_entity_weighting"] = args.graph_weighting
-    if args.reranker:
-        overrides["reranker_provider"] = args.reranker
-    if args.rerank_depth is not None:
-        for budget in ("low", "mid", "high"):
-            overrides[f"reranker_depth_{budget}"] = args.rerank_depth
-    if args.late_interaction:
-        overrides["late_interaction"] = args.late_interaction == "on"
-    settings = Settings().model_copy(update=overrides)
+    settings = eval_settings(args)
     dataset = load_dataset(args.directory)
     with MemoryEngine(settings=settings) as engine:
         if args.reuse:  # banks retained before late interaction, or with it off
@@ -209,6 +222,25 @@ def _evaluate(args: argparse.Namespace) -> None:
     print(format_report(report))
     if args.json:
         args.json.write_text(report.to_json())
+
+
+def eval_settings(args: argparse.Namespace) -> Settings:
+    """The environment's settings with the eval flags over them, validated like the rest."""
+    overrides: dict[str, Any] = {}
+    if args.arms:
+        overrides["recall_arms"] = tuple(args.arms)
+    if args.keyword:
+        overrides["text_search_extension"] = args.keyword
+    if args.graph_weighting:
+        overrides["graph_entity_weighting"] = args.graph_weighting
+    if args.reranker:
+        overrides["reranker_provider"] = args.reranker
+    if args.rerank_depth is not None:
+        for budget in ("low", "mid", "high"):
+            overrides[f"reranker_depth_{budget}"] = args.rerank_depth
+    if args.late_interaction:
+        overrides["late_interaction"] = args.late_interaction == "on"
+    return Settings().with_overrides(overrides)
 
 
 def _recall(args: argparse.Namespace) -> None:

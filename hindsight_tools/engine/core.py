@@ -71,7 +71,7 @@ def resolve_settings(database_url: str | None, settings: Settings | None) -> Set
     """The engine's settings: ``settings`` (else the environment's), ``database_url`` over it."""
     settings = settings or Settings()
     if database_url is not None:
-        settings = settings.model_copy(update={"database_url": database_url})
+        settings = settings.with_overrides({"database_url": database_url})
     return settings
 
 
