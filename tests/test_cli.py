@@ -230,3 +230,64 @@ def test_sigterm_unwinds_the_command_instead_of_killing_it() -> None:
         assert signal.getsignal(signal.SIGTERM) is mine  # someone else's handler stays
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def test_memories_get_list_and_delete_from_the_command_line(
+    settings: Settings, engine: MemoryEngine, bank: str
+) -> None:
+    engine.retain(
+        bank,
+        [
+            {
+                "id": "a",
+                "text": "Olga repairs typewriters",
+                "occurred_start": "2024-05-01",
+                "metadata": {"team": "core"},
+                "document_id": "notes",
+                "chunk": "Olga's shop.",
+            },
+            {
+                "id": "b",
+                "text": "Pedro grows tomatoes",
+                "occurred_start": "2024-07-01",
+                "metadata": {"team": "edge"},
+            },
+        ],
+    )
+    listed = cli(settings, "memories", "list", "--bank", bank)
+    assert listed.returncode == 0, listed.stderr
+    assert [line.split("\t")[0] for line in listed.stdout.splitlines()] == ["a", "b"]
+    core = cli(
+        settings,
+        "memories",
+        "list",
+        "--bank",
+        bank,
+        "--metadata-filter",
+        '{"team": "core"}',
+        "--json",
+    )
+    assert [json.loads(line)["id"] for line in core.stdout.splitlines()] == ["a"]
+    summer = cli(
+        settings,
+        "recall",
+        "--bank",
+        bank,
+        "Who grows tomatoes or repairs typewriters?",
+        "--after",
+        "2024-06-01",
+        "--json",
+    )
+    assert [m["id"] for m in json.loads(summer.stdout)["memories"]] == ["b"]
+    got = cli(settings, "memories", "get", "--bank", bank, "b", "--json")
+    assert json.loads(got.stdout)["metadata"] == {"team": "edge"}
+    gone = cli(settings, "memories", "delete", "--bank", bank, "--document", "notes")
+    assert gone.stdout.strip() == "deleted 1 memories of document 'notes'"
+    assert cli(settings, "memories", "delete", "--bank", bank, "b", "x").stdout.strip() == (
+        "deleted 1 memories"
+    )
+    assert engine.list_memories(bank) == []
+    bad = cli(settings, "memories", "list", "--bank", bank, "--metadata-filter", '{"a": {"$x": 1}}')
+    assert bad.returncode == 2 and "metadata_filter.a.$x" in bad.stderr
+    page = cli(settings, "memories", "list", "--bank", bank, "--limit", "5000")
+    assert page.returncode == 2 and "--limit: must be an integer from 1 to 1000" in page.stderr

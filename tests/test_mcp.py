@@ -29,7 +29,13 @@ async def test_mcp_server_round_trip(engine: MemoryEngine, settings: Settings, b
     )
     async with Client(server, read_timeout_seconds=120) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert set(tools) == {"recall", "retain"}
+        assert set(tools) == {
+            "recall",
+            "retain",
+            "get_memories",
+            "list_memories",
+            "delete_memories",
+        }
         assert tools["recall"].input_schema == input_schema(RecallToolArgs)
         assert tools["retain"].input_schema == input_schema(RetainToolArgs)
 
@@ -51,8 +57,49 @@ async def test_mcp_server_round_trip(engine: MemoryEngine, settings: Settings, b
         unknown = await client.call_tool("retain", {"text": "x", "colour": "red"})
         assert unknown.is_error and "colour: unknown field" in text_of(unknown)
 
-        with pytest.raises(MCPError, match="unknown tool 'forget'; tools: recall, retain"):
+        with pytest.raises(MCPError, match="unknown tool 'forget'; tools: recall, retain, get_"):
             await client.call_tool("forget", {})
+
+        listed = text_of(await client.call_tool("list_memories", {"limit": 10}))
+        assert "- tea: [undated] (world) Ines drinks green tea every morning" in listed
+        assert "violin" in text_of(await client.call_tool("get_memories", {"ids": [violin.id]}))
+        gone = await client.call_tool("delete_memories", {"ids": [violin.id, "nope"]})
+        assert text_of(gone) == "Deleted 1 of 2 memories."
+        assert engine.get_memories(bank, [violin.id]) == []
+        empty = await client.call_tool("get_memories", {"ids": []})
+        assert empty.is_error and "ids:" in text_of(empty)
+
+
+async def test_a_scoped_mcp_server_recalls_within_its_scope_only(
+    engine: MemoryEngine, settings: Settings, bank: str
+) -> None:
+    engine.retain(
+        bank,
+        [
+            {"id": "mine", "text": "Ines drinks green tea", "metadata": {"user": "ines"}},
+            {"id": "theirs", "text": "Omar drinks green tea", "metadata": {"user": "omar"}},
+        ],
+    )
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m",
+            "hindsight_tools.cli.commands",
+            "mcp",
+            "--bank",
+            bank,
+            "--metadata-filter",
+            '{"user": "ines"}',
+        ],
+        env={**os.environ, "HINDSIGHT_API_DATA_DIR": str(settings.data_dir)},
+    )
+    async with Client(server, read_timeout_seconds=120) as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        assert tools == {"recall", "retain"}  # management could reach past the scope
+        recalled = text_of(await client.call_tool("recall", {"query": "Who drinks green tea?"}))
+        assert "Ines drinks green tea" in recalled and "Omar" not in recalled
+        with pytest.raises(MCPError, match="unknown tool 'list_memories'"):
+            await client.call_tool("list_memories", {})
 
 
 def test_mcp_command_refuses_a_bad_bank(settings: Settings) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -198,3 +199,49 @@ def test_bank_binding_rules() -> None:
         resolve_bank_id(None, None)
     with pytest.raises(InvalidRequestError, match="must be a string"):
         resolve_bank_id(None, 7)
+
+
+def test_the_application_binds_a_scope_the_model_can_not_widen(
+    engine: MemoryEngine, bank: str
+) -> None:
+    engine.retain(
+        bank,
+        [
+            {
+                "id": "mine",
+                "text": "Ines flew to Lisbon",
+                "metadata": {"user": "ines"},
+                "occurred_start": "2024-03-02",
+            },
+            {
+                "id": "old",
+                "text": "Ines flew to Porto",
+                "metadata": {"user": "ines"},
+                "occurred_start": "2023-03-02",
+            },
+            {
+                "id": "theirs",
+                "text": "Omar flew to Lisbon",
+                "metadata": {"user": "omar"},
+                "occurred_start": "2024-03-05",
+            },
+        ],
+    )
+    scoped = functools.partial(run_recall_tool, metadata_filter={"user": "ines"})
+    text = scoped(engine, bank, {"query": "Who flew where?"})
+    assert "Ines flew to Lisbon" in text and "Ines flew to Porto" in text and "Omar" not in text
+    # the model's own date range narrows within the scope
+    dated = scoped(engine, bank, {"query": "Who flew where?", "occurred_after": "2024-01-01"})
+    assert "Lisbon" in dated and "Porto" not in dated and "Omar" not in dated
+    # a model can't pass a filter of its own: the tool has no such argument
+    sneaky = run_recall_tool(engine, bank, {"query": "flew", "metadata_filter": {}})
+    assert "metadata_filter: unknown field" in sneaky
+    # a malformed scope is the application's bug: raised, not shown to the model
+    with pytest.raises(InvalidRequestError, match=r"metadata_filter\.user\.\$like"):
+        run_recall_tool(engine, bank, {"query": "x"}, metadata_filter={"user": {"$like": "i"}})
+    inverted = run_recall_tool(
+        engine,
+        bank,
+        {"query": "x", "occurred_after": "2024-02-01", "occurred_before": "2024-01-01"},
+    )
+    assert "occurred_after" in inverted and "must be before" in inverted

@@ -1,20 +1,25 @@
-"""The ``hindsight-tools`` command: demo, retain, recall, eval, mcp."""
+"""The ``hindsight-tools`` command: demo, retain, recall, memories, eval, mcp."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
+from hindsight_tools.cli.format import format_result
+from hindsight_tools.cli.memories import add_memories_parser, json_object, run_memories
 from hindsight_tools.errors import HindsightError
-from hindsight_tools.models import FACT_TYPES, RecallResult
+from hindsight_tools.models import FACT_TYPES, Budget, TagsMatch
+from hindsight_tools.recall.arms.base import ARM_ORDER
 from hindsight_tools.settings import Settings
+
+BUDGETS: tuple[Budget, ...] = get_args(Budget)
+TAGS_MATCHES: tuple[TagsMatch, ...] = get_args(TagsMatch)
 
 
 def _int_at_least(minimum: int) -> Callable[[str], int]:
@@ -65,11 +70,11 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--arms",
         nargs="+",
-        choices=["semantic", "bm25", "graph", "temporal"],
+        choices=ARM_ORDER,
         help="arms to run (default: all four)",
     )
     evaluate.add_argument("--keyword", choices=["bm25", "native"], help="keyword arm backend")
-    evaluate.add_argument("--budget", choices=["low", "mid", "high"], default="mid")
+    evaluate.add_argument("--budget", choices=BUDGETS, default="mid")
     evaluate.add_argument(
         "--graph-weighting", choices=["count", "idf"], help="graph arm entity weighting"
     )
@@ -100,23 +105,35 @@ def _parser() -> argparse.ArgumentParser:
         "mcp", help="serve the recall and retain tools of one bank over stdio (MCP)"
     )
     mcp.add_argument("--bank", required=True, help="the memory bank the tools work on")
+    mcp.add_argument(
+        "--metadata-filter",
+        type=json_object,
+        help="a JSON metadata filter bound to every recall (a scope the model can't widen); "
+        "the server then offers recall and retain only",
+    )
 
     recall = commands.add_parser("recall", help="recall memories for a query")
     recall.add_argument("query")
     recall.add_argument("--bank", required=True)
-    recall.add_argument("--budget", choices=["low", "mid", "high"])
+    recall.add_argument("--budget", choices=BUDGETS)
     recall.add_argument("--max-tokens", type=int)
     recall.add_argument("--types", nargs="+", choices=FACT_TYPES)
     recall.add_argument("--tags", nargs="*")
-    recall.add_argument("--tags-match", choices=["any", "all", "any_strict", "all_strict", "exact"])
+    recall.add_argument("--tags-match", choices=TAGS_MATCHES)
     recall.add_argument("--include-chunks", action="store_true", default=None)
     recall.add_argument("--max-chunk-tokens", type=int)
     recall.add_argument("--query-timestamp", help="ISO-8601 'now' for relative dates")
+    recall.add_argument(
+        "--metadata-filter", type=json_object, help='JSON, e.g. \'{"team.name": "core"}\''
+    )
+    recall.add_argument("--after", help="only what happened at or after this ISO-8601 time")
+    recall.add_argument("--before", help="only what happened before this ISO-8601 time")
     recall.add_argument("--json", action="store_true", help="print the result as JSON")
     recall.add_argument("--trace", action="store_true", help="include timings per stage")
     recall.add_argument(
         "--explain", action="store_true", help="show each result's rank in every arm"
     )
+    add_memories_parser(commands)
     return parser
 
 
@@ -135,7 +152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "mcp":
             from hindsight_tools.tools.mcp import run
 
-            run(args.bank)
+            run(args.bank, args.metadata_filter)
+        elif args.command == "memories":
+            run_memories(args)
         else:
             _recall(args)
     except HindsightError as exc:
@@ -236,7 +255,7 @@ def eval_settings(args: argparse.Namespace) -> Settings:
     if args.reranker:
         overrides["reranker_provider"] = args.reranker
     if args.rerank_depth is not None:
-        for budget in ("low", "mid", "high"):
+        for budget in BUDGETS:
             overrides[f"reranker_depth_{budget}"] = args.rerank_depth
     if args.late_interaction:
         overrides["late_interaction"] = args.late_interaction == "on"
@@ -259,42 +278,14 @@ def _recall(args: argparse.Namespace) -> None:
             max_chunk_tokens=args.max_chunk_tokens,
             query_timestamp=args.query_timestamp,
             trace=args.trace or args.explain,
+            metadata_filter=args.metadata_filter,
+            occurred_after=args.after,
+            occurred_before=args.before,
         )
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
         print(format_result(result, explain=args.explain))
-
-
-def format_result(result: RecallResult, *, explain: bool = False) -> str:
-    """A compact human-readable listing: rank, score, date, fact type, text.
-
-    With ``explain``, each memory's rank in every arm that ran follows on its own line
-    (``-``: that arm didn't return it).
-    """
-    if not result.memories:
-        return "(no memories)"
-    arms = list(result.trace.arms) if result.trace is not None else []
-    lines = []
-    for rank, memory in enumerate(result.memories, start=1):
-        date = memory.occurred_start or memory.mentioned_at
-        when = f"{date:%Y-%m-%d}" if date else "undated"
-        lines.append(
-            f"{rank:>3}. [{memory.scores.final:.3f}] {when} ({memory.fact_type}) {memory.text}"
-        )
-        if explain:
-            ranks = "  ".join(f"{arm}#{memory.source_ranks.get(arm, '-')}" for arm in arms)
-            ce = memory.scores.cross_encoder
-            rerank = "not reranked" if ce is None else f"cross-encoder {ce:.3f}"
-            late = memory.scores.late_interaction
-            maxsim = "" if late is None else f"  maxsim {late:.3f}"
-            lines.append(f"     rrf {memory.scores.rrf or 0:.4f}{maxsim}  {rerank}  {ranks}")
-    for chunk in result.chunks:
-        marker = " (truncated)" if chunk.truncated else ""
-        lines.append(f"  chunk {chunk.document_id}#{chunk.chunk_index}{marker}: {chunk.text[:200]}")
-    if result.trace is not None and not explain:
-        lines.append(json.dumps(result.trace.model_dump(mode="json")))
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import time
 from importlib import resources
 from typing import Any
 
-from hindsight_tools.cli.commands import format_result
+from hindsight_tools.cli.format import format_result
 from hindsight_tools.engine import MemoryEngine
 
 # "Now" for the demo's relative dates, so its output doesn't change with the calendar.
