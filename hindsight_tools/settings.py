@@ -80,7 +80,8 @@ class Settings(BaseSettings):
         default="onnx",
         description="Where a recall's query (and any call of at most 4 texts) is embedded: "
         "'onnx' exports the model's transformer once and runs it on onnxruntime (same "
-        "vectors, ~2.5x faster), falling back to torch when it can't; 'torch' never exports.",
+        "vectors, ~2.5x faster; the export needs the 'onnx' extra), falling back to torch "
+        "when it can't; 'torch' never exports.",
     )
     embeddings_onnx_cache_dir: Path = Field(
         default_factory=default_onnx_cache_dir,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from threading import Lock
@@ -155,6 +156,18 @@ def test_without_a_usable_export_queries_stay_on_torch(
     elsewhere = tmp_path / "other"
     assert load_query_encoder(model, Path("no/such/model"), elsewhere) is None
     assert not elsewhere.exists()
+
+
+def test_without_the_onnx_package_queries_stay_on_torch_and_the_log_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    model, folder = _model()
+    monkeypatch.setitem(sys.modules, "onnx", None)  # `import onnx` raises ImportError
+    with caplog.at_level(logging.WARNING, logger="hindsight_tools.encoders.query_onnx"):
+        assert load_query_encoder(model, folder, tmp_path) is None
+    assert "queries embed on torch" in caplog.text
+    assert "pip install 'hindsight-tools[onnx]'" in caplog.text
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_torch_runtime_exports_nothing(tmp_path: Path) -> None:

@@ -150,8 +150,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "eval":
             _evaluate(args)
         elif args.command == "mcp":
-            from hindsight_tools.tools.mcp import run
-
+            try:
+                from hindsight_tools.tools.mcp import run
+            except ImportError as exc:  # the optional 'mcp' extra; the message says so
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
             run(args.bank, args.metadata_filter)
         elif args.command == "memories":
             run_memories(args)

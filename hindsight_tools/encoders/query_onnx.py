@@ -10,12 +10,15 @@ sentence-transformers itself.
 The library route, sentence-transformers' ``backend="onnx"``, needs ``optimum-onnx``, which
 requires ``transformers<4.58``; this package runs on transformers 5. So the export is
 ``torch.onnx.export`` (TorchScript exporter), cached on disk per model and torch version.
-An export that fails, or that does not reproduce the torch vectors, leaves queries on torch.
+The exporter needs the ``onnx`` package, the optional ``onnx`` extra; running a cached
+export does not. An export that fails (``onnx`` missing included), or that does not
+reproduce the torch vectors, leaves queries on torch.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import logging
 import os
 import tempfile
@@ -37,6 +40,7 @@ log = logging.getLogger(__name__)
 AGREEMENT = 1e-4
 PROBES = ("When did Caroline go to the support group?", "a", "Melanie painted a sunrise " * 20)
 _OPSET = 17
+MISSING_ONNX = "the exporter needs the 'onnx' package: pip install 'hindsight-tools[onnx]'"
 
 
 def _model_key(model_dir: Path) -> str:
@@ -71,6 +75,10 @@ def _token_embeddings(transformer: Any, names: Sequence[str]) -> Any:
 def export_transformer(model: Any, target: Path) -> None:
     """Writes the model's transformer as ONNX to ``target`` (atomically: concurrent
     processes may export the same model)."""
+    try:
+        importlib.import_module("onnx")  # torch.onnx.export writes the file with it
+    except ImportError as exc:
+        raise RuntimeError(MISSING_ONNX) from exc
     import torch
 
     features = model.preprocess(list(PROBES[:2]))

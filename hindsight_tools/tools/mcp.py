@@ -19,11 +19,17 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-import anyio
-import mcp_types as types
-from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
-from mcp.shared.exceptions import MCPError
+try:  # the optional 'mcp' extra
+    import anyio
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.exceptions import MCPError
+except ImportError as exc:
+    raise ImportError(
+        "the MCP server needs the 'mcp' extra: pip install 'hindsight-tools[mcp]'",
+        name=exc.name,
+    ) from exc
 
 from hindsight_tools import __version__
 from hindsight_tools.engine import AsyncMemoryEngine

@@ -18,7 +18,10 @@ class CohereReranker:
         try:
             import cohere
         except ImportError as exc:
-            raise RerankerError("the cohere reranker needs the 'cohere' package") from exc
+            raise RerankerError(
+                "the cohere reranker needs the 'cohere' package: "
+                "pip install 'hindsight-tools[cohere]'"
+            ) from exc
         self._model = model
         # max_retries=0: a slow or failing API should fall over to the next reranker at
         # once, not after the SDK's backoff.

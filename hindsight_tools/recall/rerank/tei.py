@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import httpx
-
 from hindsight_tools.errors import RerankerError
 
 
@@ -13,7 +11,14 @@ class TeiReranker:
     name = "tei"
 
     def __init__(self, url: str, *, batch_size: int = 128, timeout: float = 10.0) -> None:
+        try:
+            import httpx  # the optional 'tei' extra
+        except ImportError as exc:
+            raise RerankerError(
+                "the tei reranker needs the 'httpx' package: pip install 'hindsight-tools[tei]'"
+            ) from exc
         self.batch_size = batch_size
+        self._http_error = httpx.HTTPError
         self._client = httpx.Client(base_url=url.rstrip("/"), timeout=timeout)
 
     def score(self, query: str, documents: Sequence[str]) -> list[float]:
@@ -34,7 +39,7 @@ class TeiReranker:
             scores = [0.0] * len(documents)
             for hit in body:
                 scores[int(hit["index"])] = float(hit["score"])
-        except (httpx.HTTPError, ValueError, KeyError, TypeError, IndexError) as exc:
+        except (self._http_error, ValueError, KeyError, TypeError, IndexError) as exc:
             raise RerankerError(f"TEI rerank at {self._client.base_url} failed: {exc}") from exc
         return scores
 
