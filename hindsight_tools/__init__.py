@@ -22,6 +22,7 @@ from hindsight_tools.models import (
     RecallTrace,
     RetainResult,
     Scores,
+    StoredMemory,
 )
 from hindsight_tools.settings import Settings
 from hindsight_tools.tools import (
@@ -61,6 +62,7 @@ __all__ = [
     "Scores",
     "Settings",
     "StoreError",
+    "StoredMemory",
     "__version__",
     "arun_recall_tool",
     "arun_retain_tool",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from langchain_core.runnables import RunnableLambda
 from langchain_hindsight_tools import HindsightRecallTool, HindsightRetriever
 from langchain_tests.integration_tests import RetrieversIntegrationTests, ToolsIntegrationTests
 from langchain_tests.unit_tests import ToolsUnitTests
+from pydantic import BaseModel
 
 from hindsight_tools import InvalidRequestError, MemoryEngine, RecallToolArgs, run_recall_tool
 
@@ -221,3 +223,27 @@ async def test_tool_bank_per_call(engine: MemoryEngine, pets_bank: str, bank: st
         bound.invoke({"query": "Ghent"}, config=config)
     with pytest.raises(InvalidRequestError, match="no bank given"):
         await unbound.ainvoke({"query": "Ghent"})
+
+
+def test_retriever_and_tool_filter_by_metadata_and_date(
+    engine: MemoryEngine, pets_bank: str
+) -> None:
+    # only the translator memory carries metadata {"source": "chat"}
+    scoped = HindsightRetriever(
+        engine=engine, bank_id=pets_bank, metadata_filter={"source": "chat"}
+    )
+    assert [d.id for d in scoped.invoke("Bruno")] == ["job"]
+    spring = HindsightRetriever(
+        engine=engine,
+        bank_id=pets_bank,
+        occurred_after=datetime(2024, 3, 1, tzinfo=UTC),
+        occurred_before=datetime(2024, 5, 1, tzinfo=UTC),
+    )
+    assert sorted(str(d.id) for d in spring.invoke("Bruno's cat Miso")) == ["pet-2", "pet-3"]
+    assert [d.id for d in scoped.invoke("Bruno", metadata_filter={"source": "mail"})] == []
+    tool = HindsightRecallTool(engine=engine, bank_id=pets_bank, metadata_filter={"source": "chat"})
+    answer = tool.invoke({"query": "What does Bruno do?"})
+    assert "translator" in answer and "Miso" not in answer
+    schema = tool.tool_call_schema
+    assert isinstance(schema, type) and issubclass(schema, BaseModel)
+    assert "metadata_filter" not in schema.model_json_schema()["properties"]

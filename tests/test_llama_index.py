@@ -115,3 +115,15 @@ async def test_tool_spec_async_and_bad_arguments(engine: MemoryEngine, dana: str
         assert output.content.startswith("Error: the recall call was rejected.")
     assert "'low', 'mid' or 'high'" in recall.call(query="x", budget="max").content
     assert "fact_type:" in (await retain.acall(text="x", fact_type="gossip")).content
+
+
+def test_retriever_and_tool_spec_filter_by_metadata_and_date(
+    engine: MemoryEngine, dana: str
+) -> None:
+    by_source = HindsightRetriever(engine, dana, metadata_filter={"source": "email"})
+    assert [n.node.node_id for n in by_source.retrieve("Dana")] == ["lisbon"]
+    dated = HindsightRetriever(engine, dana, occurred_after="2022-01-01")
+    assert [n.node.node_id for n in dated.retrieve("Dana")] == ["lisbon"]
+    spec = HindsightToolSpec(engine, dana, metadata_filter={"source": "email"})
+    text = spec.recall(query="What does Dana do?")
+    assert "Lisbon" in text and "cello" not in text

@@ -26,7 +26,10 @@ from hindsight_tools.tools import chunk_texts, memory_metadata
 from langchain_hindsight_tools._bank import bank_for_call
 
 # the recall options a retriever holds: the tool's arguments less the query itself
-_RECALL_FIELDS = tuple(name for name in RecallToolArgs.model_fields if name != "query")
+_RECALL_FIELDS = (
+    *(name for name in RecallToolArgs.model_fields if name != "query"),
+    "metadata_filter",
+)
 
 
 class HindsightRetriever(BaseRetriever):
@@ -38,7 +41,10 @@ class HindsightRetriever(BaseRetriever):
     text under ``"chunk"``). The bank is ``bank_id``, or the run config's
     ``configurable["bank_id"]`` when none is bound; both given and different is an error.
 
-    Each recall field can also be given per call: ``retriever.invoke(q, k=3, budget="high")``.
+    ``metadata_filter`` (a MongoDB-style filter on the memories' metadata) and
+    ``occurred_after``/``occurred_before`` filter inside the recall, so the retriever still
+    fills its budget. Each recall field can also be given per call:
+    ``retriever.invoke(q, k=3, budget="high")``.
     Sync calls use the engine, async calls its async twin (``engine.aio``).
     """
 
@@ -53,6 +59,10 @@ class HindsightRetriever(BaseRetriever):
     include_chunks: bool | None = None
     max_chunk_tokens: int | None = None
     query_timestamp: datetime | None = None
+    occurred_after: datetime | None = None
+    occurred_before: datetime | None = None
+    # the application's scope (e.g. what this user may see), applied inside every arm
+    metadata_filter: dict[str, Any] | None = None
 
     def invoke(
         self, input: str, config: RunnableConfig | None = None, **kwargs: Any

@@ -37,6 +37,8 @@ class HindsightRecallTool(BaseTool):
     naming each field and what it allows (the tool message has ``status="error"``), never as
     an exception in the agent loop. The bank is ``bank_id``, or the run config's
     ``configurable["bank_id"]`` when none is bound; both given and different raises.
+    ``metadata_filter`` scopes every recall (say, to what this user may see); the model
+    can neither see nor widen it.
     """
 
     name: str = RECALL_TOOL_NAME
@@ -47,6 +49,8 @@ class HindsightRecallTool(BaseTool):
 
     engine: MemoryEngine
     bank_id: str | None = None
+    # the application's scope, bound to every call: not an argument the model sees
+    metadata_filter: dict[str, Any] | None = None
 
     def _run(
         self,
@@ -57,7 +61,7 @@ class HindsightRecallTool(BaseTool):
         bank_id = bank_for_call(self.bank_id, config)
         try:
             args = parse_tool_arguments(RecallToolArgs, arguments)
-            return recall_text(self.engine, bank_id, args)
+            return recall_text(self.engine, bank_id, args, metadata_filter=self.metadata_filter)
         except HindsightError as exc:
             raise ToolException(tool_error_text(self.name, exc)) from exc
 
@@ -70,6 +74,8 @@ class HindsightRecallTool(BaseTool):
         bank_id = bank_for_call(self.bank_id, config)
         try:
             args = parse_tool_arguments(RecallToolArgs, arguments)
-            return await arecall_text(self.engine, bank_id, args)
+            return await arecall_text(
+                self.engine, bank_id, args, metadata_filter=self.metadata_filter
+            )
         except HindsightError as exc:
             raise ToolException(tool_error_text(self.name, exc)) from exc

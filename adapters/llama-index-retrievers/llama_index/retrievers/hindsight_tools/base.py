@@ -25,7 +25,8 @@ class HindsightRetriever(BaseRetriever):
     memory's final score; its metadata holds the ids, dates, tags, entities, every score and
     the rank in each recall arm, with the user's own metadata under ``"metadata"``. The LLM
     sees only the fact type, context and dates next to the text. ``similarity_top_k`` caps
-    the number of nodes; the other arguments are ``MemoryEngine.recall``'s. ``aretrieve`` runs
+    the number of nodes; the other arguments are ``MemoryEngine.recall``'s (``metadata_filter``
+    and ``occurred_after``/``occurred_before`` filter inside the recall). ``aretrieve`` runs
     on the engine's async twin (``engine.aio``).
     """
 
@@ -43,6 +44,9 @@ class HindsightRetriever(BaseRetriever):
         include_chunks: bool | None = None,
         max_chunk_tokens: int | None = None,
         query_timestamp: datetime | str | None = None,
+        metadata_filter: dict[str, Any] | None = None,
+        occurred_after: datetime | str | None = None,
+        occurred_before: datetime | str | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
@@ -58,6 +62,9 @@ class HindsightRetriever(BaseRetriever):
             "include_chunks": include_chunks,
             "max_chunk_tokens": max_chunk_tokens,
             "query_timestamp": query_timestamp,
+            "metadata_filter": metadata_filter,
+            "occurred_after": occurred_after,
+            "occurred_before": occurred_before,
         }
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 

@@ -21,6 +21,7 @@ from hindsight_tools.tools import (
     RECALL_TOOL_NAME,
     RETAIN_TOOL_DESCRIPTION,
     RETAIN_TOOL_NAME,
+    check_bound_filter,
 )
 
 _METADATA = {
@@ -45,16 +46,29 @@ class HindsightToolSpec(BaseToolSpec):
     # BaseToolSpec declares this a plain attribute, so it can't be a ClassVar here
     spec_functions: list[SPEC_FUNCTION_TYPE] = [("recall", "arecall"), ("retain", "aretain")]  # noqa: RUF012
 
-    def __init__(self, engine: MemoryEngine, bank_id: str) -> None:
+    def __init__(
+        self,
+        engine: MemoryEngine,
+        bank_id: str,
+        *,
+        metadata_filter: dict[str, Any] | None = None,
+    ) -> None:
+        # the application's scope for every recall: not an argument the model sees
+        check_bound_filter(metadata_filter)
+        self._metadata_filter = metadata_filter
         self._engine = engine
         self._bank_id = bank_id
 
     def recall(self, **arguments: Any) -> str:
         """Search long-term memory (arguments: ``RecallToolArgs``)."""
-        return run_recall_tool(self._engine, self._bank_id, arguments)
+        return run_recall_tool(
+            self._engine, self._bank_id, arguments, metadata_filter=self._metadata_filter
+        )
 
     async def arecall(self, **arguments: Any) -> str:
-        return await arun_recall_tool(self._engine, self._bank_id, arguments)
+        return await arun_recall_tool(
+            self._engine, self._bank_id, arguments, metadata_filter=self._metadata_filter
+        )
 
     def retain(self, **arguments: Any) -> str:
         """Store one memory (arguments: ``RetainToolArgs``)."""
