@@ -160,6 +160,7 @@ def stored(engine: MemoryEngine) -> Iterator[tuple[str, dict[str, dict[str, Any]
     docs["nested"] = {"team": {"name": "core", "size": 4}, "a": [1, "x", {"b": 2}]}
     docs["empty"] = {}
     docs["nul"] = {"a": "x\x00y", "b": 1}
+    docs["surrogate"] = {"a\x00": 1e23, "b": "\ud800", "team": {"name": "core\ud800"}}
     bank = "metadata-filter-oracle"
     engine.delete_bank(bank)
     engine.retain(bank, [{"id": i, "text": f"memory {i}", "metadata": m} for i, m in docs.items()])
@@ -182,13 +183,21 @@ def test_the_database_agrees_with_the_oracle(
     engine: MemoryEngine, stored: tuple[str, dict[str, dict[str, Any]]], flt: dict[str, Any]
 ) -> None:
     bank, docs = stored
-    # the stored twin has U+FFFD for NUL; the oracle reads what the database can compare
-    readable = {
-        i: {k: (v.replace("\x00", "\ufffd") if isinstance(v, str) else v) for k, v in d.items()}
-        for i, d in docs.items()
-    }
+    # the stored twin has U+FFFD for NUL and lone surrogates; the oracle reads what the
+    # database can compare
+    readable = {i: _readable(d) for i, d in docs.items()}
     expected = {i for i, doc in readable.items() if oracle(doc, flt)}
     assert matching_ids(engine, bank, flt) == expected, flt
+
+
+def _readable(value: Any) -> Any:
+    if isinstance(value, str):
+        return "".join("\ufffd" if c == "\x00" or "\ud800" <= c <= "\udfff" else c for c in value)
+    if isinstance(value, dict):
+        return {_readable(k): _readable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_readable(v) for v in value]
+    return value
 
 
 @pytest.mark.parametrize(
@@ -199,6 +208,7 @@ def test_the_database_agrees_with_the_oracle(
         ({"a": {"$contains": {"b": 2}}}, {"nested"}),
         ({"a": {"$contains": "x"}, "team.name": {"$in": ["core", "edge"]}}, {"nested"}),
         ({"$or": [{"team.name": "core"}, {"b": 1, "a": "x\ufffdy"}]}, {"nested", "nul"}),
+        ({"b": "\ufffd", "team.name": {"$gt": "core"}}, {"surrogate"}),
     ],
 )
 def test_hand_written_filters(
