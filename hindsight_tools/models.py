@@ -198,38 +198,41 @@ class StoredMemory(BaseModel):
 MAX_LIST_LIMIT = 1000
 
 
-class ListRequest(BaseModel):
-    """A listing of a bank's memories: the filters of a recall (without a query), and a page."""
+class MemoryScope(BaseModel):
+    """The filters a recall and a listing share: which memories they may see."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     types: list[FactType] | None = None
     tags: list[PgText] | None = None
     tags_match: TagsMatch = "any"
+    # Parsed (and refused with the path at fault) by hindsight_tools.query.metadata_filter.
     metadata_filter: dict[str, Any] | None = None
     occurred_after: Timestamp | None = None
     occurred_before: Timestamp | None = None
-    limit: StrictInt = Field(default=100, ge=1, le=MAX_LIST_LIMIT)
-    offset: StrictInt = Field(default=0, ge=0)
 
     @model_validator(mode="after")
-    def _dates_in_order(self) -> ListRequest:
-        _check_range(self.occurred_after, self.occurred_before)
+    def _dates_in_order(self) -> MemoryScope:
+        after, before = self.occurred_after, self.occurred_before
+        if after is not None and before is not None and after >= before:
+            raise ValueError(
+                f"occurred_after ({after.isoformat()}) must be before occurred_before "
+                f"({before.isoformat()}): the range is [after, before)"
+            )
         return self
 
     def fact_types(self) -> tuple[FactType, ...]:
-        """The requested fact types in canonical order (all when unset)."""
+        """The requested fact types, de-duplicated, in canonical order (all when unset)."""
         if not self.types:
             return FACT_TYPES
         return tuple(t for t in FACT_TYPES if t in self.types)
 
 
-def _check_range(after: datetime | None, before: datetime | None) -> None:
-    if after is not None and before is not None and after >= before:
-        raise ValueError(
-            f"occurred_after ({after.isoformat()}) must be before occurred_before "
-            f"({before.isoformat()}): the range is [after, before)"
-        )
+class ListRequest(MemoryScope):
+    """A listing of a bank's memories: the filters of a recall (without a query), and a page."""
+
+    limit: StrictInt = Field(default=100, ge=1, le=MAX_LIST_LIMIT)
+    offset: StrictInt = Field(default=0, ge=0)
 
 
 class Scores(BaseModel):
@@ -315,7 +318,7 @@ class RecallResult(BaseModel):
     trace: RecallTrace | None = None
 
 
-class RecallRequest(BaseModel):
+class RecallRequest(MemoryScope):
     """A recall request (docs/design.md, Recall request). Every field is checked; errors name
     the allowed values."""
 
@@ -324,29 +327,11 @@ class RecallRequest(BaseModel):
     query: NonBlankText
     budget: Budget = "mid"
     max_tokens: StrictInt = Field(default=4096, ge=0)
-    types: list[FactType] | None = None
-    tags: list[PgText] | None = None
-    tags_match: TagsMatch = "any"
     include_chunks: bool = False
     max_chunk_tokens: StrictInt = Field(default=8192, ge=0)
     query_timestamp: Timestamp | None = None
     trace: bool = False
-    # Parsed (and refused with the path at fault) by hindsight_tools.query.metadata_filter.
-    metadata_filter: dict[str, Any] | None = None
-    occurred_after: Timestamp | None = None
-    occurred_before: Timestamp | None = None
-
-    @model_validator(mode="after")
-    def _dates_in_order(self) -> RecallRequest:
-        _check_range(self.occurred_after, self.occurred_before)
-        return self
 
     def now(self) -> datetime:
         """``query_timestamp``, or the current UTC time when none was given."""
         return self.query_timestamp or datetime.now(UTC)
-
-    def fact_types(self) -> tuple[FactType, ...]:
-        """The requested fact types, de-duplicated, in canonical order (all when unset)."""
-        if not self.types:
-            return FACT_TYPES
-        return tuple(t for t in FACT_TYPES if t in self.types)

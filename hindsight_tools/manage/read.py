@@ -12,8 +12,7 @@ from typing import Any
 from psycopg import sql
 
 from hindsight_tools.models import ListRequest, StoredMemory
-from hindsight_tools.query.metadata_filter import parse_filter
-from hindsight_tools.recall.arms.filters import Scope, scope_condition
+from hindsight_tools.recall.arms.filters import request_scope, scope_condition
 from hindsight_tools.runtime.plan import Plan, Statement
 
 _COLUMNS = """
@@ -49,14 +48,7 @@ def get_plan(bank_id: str, ids: Sequence[str]) -> Plan[list[StoredMemory]]:
 
 
 def list_plan(bank_id: str, request: ListRequest) -> Plan[list[StoredMemory]]:
-    scope = Scope(
-        tags=request.tags,
-        tags_match=request.tags_match,
-        metadata=None if request.metadata_filter is None else parse_filter(request.metadata_filter),
-        occurred_after=request.occurred_after,
-        occurred_before=request.occurred_before,
-    )
-    condition, params = scope_condition("m", scope)
+    condition, params = scope_condition("m", request_scope(request))
     rows = yield Statement(
         sql.SQL(_LISTING).format(scope=condition),
         {

@@ -20,7 +20,7 @@ from typing import Any
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from hindsight_tools.models import RecallRequest, TagsMatch
+from hindsight_tools.models import MemoryScope, TagsMatch
 from hindsight_tools.query.metadata_filter import (
     AllOf,
     AnyOf,
@@ -81,8 +81,8 @@ class Scope:
 NO_SCOPE = Scope()
 
 
-def request_scope(request: RecallRequest) -> Scope:
-    """The scope of a recall request; its metadata filter checked and parsed (an
+def request_scope(request: MemoryScope) -> Scope:
+    """The scope of a recall or listing request; its metadata filter checked and parsed (an
     :class:`~hindsight_tools.errors.InvalidRequestError` naming the path at fault)."""
     return Scope(
         tags=request.tags,
