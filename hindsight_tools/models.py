@@ -172,9 +172,8 @@ class RetainResult(BaseModel):
     updated: int
 
 
-class StoredMemory(BaseModel):
-    """A memory as stored: what was retained (metadata exactly as given), the entities found
-    in it, and when the store first and last wrote it."""
+class MemoryFields(BaseModel):
+    """What a memory is, as recall and the management calls return it."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -187,10 +186,16 @@ class StoredMemory(BaseModel):
     mentioned_at: datetime | None = None
     tags: list[str] = Field(default_factory=list)
     entities: list[str] = Field(default_factory=list)
-    proof_count: int = 1
     document_id: str | None = None
     chunk_id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class StoredMemory(MemoryFields):
+    """A memory as stored: what was retained (metadata exactly as given), the entities found
+    in it, and when the store first and last wrote it."""
+
+    proof_count: int = 1
     created_at: datetime
     updated_at: datetime
 
@@ -250,23 +255,9 @@ class Scores(BaseModel):
     temporal: float | None = None
 
 
-class RecalledMemory(BaseModel):
+class RecalledMemory(MemoryFields):
     """One memory in a recall result."""
 
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    text: str
-    fact_type: FactType
-    context: str | None = None
-    occurred_start: datetime | None = None
-    occurred_end: datetime | None = None
-    mentioned_at: datetime | None = None
-    tags: list[str] = Field(default_factory=list)
-    entities: list[str] = Field(default_factory=list)
-    document_id: str | None = None
-    chunk_id: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
     scores: Scores
     source_ranks: dict[str, int] = Field(default_factory=dict)
     tokens: int = 0

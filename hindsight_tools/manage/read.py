@@ -13,15 +13,14 @@ from psycopg import sql
 
 from hindsight_tools.models import ListRequest, StoredMemory
 from hindsight_tools.recall.arms.filters import request_scope, scope_condition
+from hindsight_tools.recall.hydrate import ENTITY_NAMES
 from hindsight_tools.runtime.plan import Plan, Statement
 
+# in the order of StoredMemory's fields
 _COLUMNS = """
 SELECT m.id, m.text, m.fact_type, m.context, m.occurred_start, m.occurred_end,
-       m.mentioned_at, m.tags,
-       coalesce((SELECT array_agg(e.canonical_name ORDER BY e.canonical_name)
-                 FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
-                 WHERE ue.bank_id = m.bank_id AND ue.unit_id = m.id), '{{}}'),
-       m.proof_count, m.document_id, m.chunk_id, m.metadata, m.created_at, m.updated_at
+       m.mentioned_at, m.tags, {entities}, m.document_id, m.chunk_id, m.metadata,
+       m.proof_count, m.created_at, m.updated_at
 FROM memory_units m
 """
 _BY_ID = _COLUMNS + "WHERE m.bank_id = %(bank)s AND m.id = ANY(%(ids)s)"
@@ -42,7 +41,10 @@ def get_plan(bank_id: str, ids: Sequence[str]) -> Plan[list[StoredMemory]]:
     """The stored memories among ``ids``, in the order asked (unknown ids left out)."""
     if not ids:
         return []
-    rows = yield Statement(sql.SQL(_BY_ID), {"bank": bank_id, "ids": list(dict.fromkeys(ids))})
+    rows = yield Statement(
+        sql.SQL(_BY_ID).format(entities=sql.SQL(ENTITY_NAMES)),
+        {"bank": bank_id, "ids": list(dict.fromkeys(ids))},
+    )
     found = {str(r[0]): _memory(r) for r in rows}
     return [found[i] for i in dict.fromkeys(ids) if i in found]
 
@@ -50,7 +52,7 @@ def get_plan(bank_id: str, ids: Sequence[str]) -> Plan[list[StoredMemory]]:
 def list_plan(bank_id: str, request: ListRequest) -> Plan[list[StoredMemory]]:
     condition, params = scope_condition("m", request_scope(request))
     rows = yield Statement(
-        sql.SQL(_LISTING).format(scope=condition),
+        sql.SQL(_LISTING).format(entities=sql.SQL(ENTITY_NAMES), scope=condition),
         {
             "bank": bank_id,
             "types": list(request.fact_types()),

@@ -9,12 +9,14 @@ from typing import Any
 
 from hindsight_tools.runtime.plan import Plan, Statement
 
-_MEMORIES = """
+# A memory's entity names, sorted, for the row ``m``.
+ENTITY_NAMES = """coalesce((SELECT array_agg(e.canonical_name ORDER BY e.canonical_name)
+                 FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
+                 WHERE ue.bank_id = m.bank_id AND ue.unit_id = m.id), '{}')"""
+_MEMORIES = f"""
 SELECT m.id, m.text, m.fact_type, m.context, m.occurred_start, m.occurred_end,
        m.mentioned_at, m.tags, m.document_id, m.chunk_id, m.metadata, m.proof_count,
-       coalesce((SELECT array_agg(e.canonical_name ORDER BY e.canonical_name)
-                 FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
-                 WHERE ue.bank_id = m.bank_id AND ue.unit_id = m.id), '{}')
+       {ENTITY_NAMES}
 FROM memory_units m
 WHERE m.bank_id = %(bank)s AND m.id = ANY(%(ids)s)
 """

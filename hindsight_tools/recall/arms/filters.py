@@ -38,16 +38,29 @@ _TAG_CONDITIONS: dict[TagsMatch, str] = {
     "exact": "({col} @> %(scope_tags)s::text[] AND {col} <@ %(scope_tags)s::text[])",
 }
 
-# A memory's time span: occurred_start..occurred_end when it has either (one alone is an
-# instant), else the instant mentioned_at. The same expression as the GiST index of
-# migration 0005, so a date filter can use it.
-_LOW = "coalesce({a}.occurred_start, {a}.occurred_end, {a}.mentioned_at)"
-_HIGH = "coalesce({a}.occurred_end, {a}.occurred_start, {a}.mentioned_at)"
-_SPAN = f"tstzrange(least({_LOW}, {_HIGH}), greatest({_LOW}, {_HIGH}), '[]')"
-_DATES = (
-    f"({_LOW} IS NOT NULL AND {_SPAN}"
-    " && tstzrange(%(scope_after)s::timestamptz, %(scope_before)s::timestamptz, '[)'))"
-)
+
+def memory_span(alias: str) -> tuple[str, str]:
+    """SQL text of a memory's time span for the row ``alias`` (a constant of the caller's
+    query, never input): the test that it is dated, and its range.
+
+    occurred_start..occurred_end when it has either (one alone is an instant), else the
+    instant mentioned_at; least/greatest keep a reversed pair from failing. The expression
+    and its IS NOT NULL are those of the GiST index of migration 0005, written out so that
+    the planner can use it; the IS NOT NULL keeps undated memories out, whose range would
+    be unbounded.
+    """
+    assert alias.isidentifier(), alias
+    low = f"coalesce({alias}.occurred_start, {alias}.occurred_end, {alias}.mentioned_at)"
+    high = f"coalesce({alias}.occurred_end, {alias}.occurred_start, {alias}.mentioned_at)"
+    return f"{low} IS NOT NULL", f"tstzrange(least({low}, {high}), greatest({low}, {high}), '[]')"
+
+
+def _dates(alias: str) -> str:
+    dated, span = memory_span(alias)
+    return (
+        f"({dated} AND {span}"
+        " && tstzrange(%(scope_after)s::timestamptz, %(scope_before)s::timestamptz, '[)'))"
+    )
 
 
 @dataclass(frozen=True)
@@ -114,7 +127,7 @@ def scope_condition(alias: str, scope: Scope) -> tuple[sql.Composable, dict[str,
         parts.append(sql.SQL(_TAG_CONDITIONS[scope.tags_match]).format(col=column))
         params["scope_tags"] = scope.tags
     if scope.occurred_after is not None or scope.occurred_before is not None:
-        parts.append(sql.SQL(_DATES).format(a=a))
+        parts.append(sql.SQL(_dates(alias)))
         params["scope_after"] = scope.occurred_after
         params["scope_before"] = scope.occurred_before
     if scope.metadata is not None:

@@ -19,7 +19,7 @@ from typing import Any
 from psycopg import sql
 
 from hindsight_tools.models import FactType
-from hindsight_tools.recall.arms.filters import Scope, scope_condition
+from hindsight_tools.recall.arms.filters import Scope, memory_span, scope_condition
 from hindsight_tools.runtime.plan import Plan, Statement
 
 ENTRY_POINTS = 10
@@ -41,19 +41,13 @@ class TemporalQuery:
     min_similarity: float
 
 
-# A memory's date range: occurred_start..occurred_end when it has either (one
-# alone is an instant), else the instant mentioned_at. The expression and its IS NOT NULL
-# are those of the GiST index of migration 0005, written out so the planner can use it;
-# the IS NOT NULL also keeps undated memories out, whose range would be unbounded. A
-# window open on one side (None) is unbounded there; bounds are inclusive.
-_LOW = "coalesce(m.occurred_start, m.occurred_end, m.mentioned_at)"
-_HIGH = "coalesce(m.occurred_end, m.occurred_start, m.mentioned_at)"
+# A window open on one side (None) is unbounded there; bounds are inclusive.
+_DATED, _SPAN = memory_span("m")
 _DIRECT = f"""
 SELECT m.id, 1 - (m.embedding <=> %(query_vector)s) AS similarity
 FROM memory_units m
-WHERE m.bank_id = %(bank)s AND {_LOW} IS NOT NULL
-  AND tstzrange(least({_LOW}, {_HIGH}), greatest({_LOW}, {_HIGH}), '[]')
-      && tstzrange(%(start)s::timestamptz, %(end)s::timestamptz, '[]')
+WHERE m.bank_id = %(bank)s AND {_DATED}
+  AND {_SPAN} && tstzrange(%(start)s::timestamptz, %(end)s::timestamptz, '[]')
   AND m.fact_type = ANY(%(types)s) AND {{scope}}
   AND 1 - (m.embedding <=> %(query_vector)s) >= %(min_similarity)s
 ORDER BY similarity DESC, m.id
