@@ -23,6 +23,7 @@ CausalLinkType = Literal["causes", "caused_by", "enables", "prevents"]
 LinkType = Literal["semantic", "temporal", "causes", "caused_by", "enables", "prevents"]
 Budget = Literal["low", "mid", "high"]
 TagsMatch = Literal["any", "all", "any_strict", "all_strict", "exact"]
+ListOrder = Literal["id", "updated_at"]
 
 MAX_ID_CHARS = 256
 MAX_METADATA_BYTES = 65_536
@@ -234,8 +235,10 @@ class MemoryScope(BaseModel):
 
 
 class ListRequest(MemoryScope):
-    """A listing of a bank's memories: the filters of a recall (without a query), and a page."""
+    """A listing of a bank's memories: the filters of a recall (without a query), an order
+    (``id``: by id; ``updated_at``: the most recently written first, ties by id) and a page."""
 
+    order: ListOrder = "id"
     limit: StrictInt = Field(default=100, ge=1, le=MAX_LIST_LIMIT)
     offset: StrictInt = Field(default=0, ge=0)
 

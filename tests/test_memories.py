@@ -72,6 +72,39 @@ def test_list_memories_pages_through_a_bank_exactly_once(engine: MemoryEngine, b
     assert [m.id for m in odd] == ["m001", "m003", "m005"]
 
 
+def test_list_memories_newest_first_pages_by_write_time(engine: MemoryEngine, bank: str) -> None:
+    # three writes, the first re-written last: it becomes the newest
+    engine.retain(bank, [{"id": i, "text": f"note {i}"} for i in ("b", "c")])
+    engine.retain(bank, [{"id": "a", "text": "note a"}])
+    engine.retain(bank, [{"id": "b", "text": "note b, rewritten"}])
+    newest = [m.id for m in engine.list_memories(bank, order="updated_at")]
+    assert newest == ["b", "a", "c"]
+    pages = [engine.list_memories(bank, order="updated_at", limit=1, offset=o) for o in range(3)]
+    paged = [m.id for page in pages for m in page]
+    assert paged == newest
+    with pytest.raises(InvalidRequestError, match="order.*'id'.*'updated_at'"):
+        engine.list_memories(bank, order="newest")  # type: ignore[arg-type]
+
+
+def test_list_tags_counts_each_tag_of_the_bank(engine: MemoryEngine, bank: str) -> None:
+    engine.retain(
+        bank,
+        [
+            {"text": "one", "tags": ["ns:a", "ns:a.b", "x_y"]},
+            {"text": "two", "tags": ["ns:a", "xzy"]},
+            {"text": "three"},
+        ],
+    )
+    assert engine.list_tags(bank) == {"ns:a": 2, "ns:a.b": 1, "x_y": 1, "xzy": 1}
+    assert engine.list_tags(bank, prefix="ns:a.") == {"ns:a.b": 1}
+    # a prefix is literal text: LIKE's metacharacters match only themselves
+    assert engine.list_tags(bank, prefix="x_") == {"x_y": 1}
+    assert engine.list_tags(bank, prefix="%") == {}
+    assert engine.list_tags(f"{bank}-empty") == {}
+    with pytest.raises(InvalidRequestError, match="prefix"):
+        engine.list_tags(bank, prefix="a\x00")
+
+
 def test_list_memories_filters_like_recall(engine: MemoryEngine, bank: str) -> None:
     engine.retain(bank, _diary())
 

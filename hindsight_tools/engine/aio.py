@@ -25,6 +25,7 @@ from hindsight_tools.errors import StoreError
 from hindsight_tools.models import (
     Budget,
     FactType,
+    ListOrder,
     MemoryItem,
     RecallResult,
     RetainResult,
@@ -234,12 +235,11 @@ class AsyncMemoryEngine:
         tags_match: TagsMatch = "any",
         occurred_after: datetime | str | None = None,
         occurred_before: datetime | str | None = None,
+        order: ListOrder = "id",
         limit: int = 100,
         offset: int = 0,
     ) -> list[StoredMemory]:
-        """One page of the memories of ``bank_id`` that pass the filters (those of
-        :meth:`recall`), ordered by id: ``offset`` 0, ``limit``, 2 × ``limit``, … page
-        through a bank that doesn't change exactly once."""
+        """See :meth:`MemoryEngine.list_memories`."""
         options = dict(
             metadata_filter=metadata_filter,
             types=types,
@@ -247,11 +247,17 @@ class AsyncMemoryEngine:
             tags_match=tags_match,
             occurred_after=occurred_after,
             occurred_before=occurred_before,
+            order=order,
             limit=limit,
             offset=offset,
         )
         core = await self._ready()
         return await self._drive(core.list_program(bank_id, options))
+
+    async def list_tags(self, bank_id: str, *, prefix: str | None = None) -> dict[str, int]:
+        """See :meth:`MemoryEngine.list_tags`."""
+        core = await self._ready()
+        return await self._drive(core.tags_program(bank_id, prefix))
 
     async def delete_memories(self, bank_id: str, ids: Sequence[str]) -> int:
         """Forget the memories among ``ids`` and everything derived from them (links, entity

@@ -25,7 +25,7 @@ from hindsight_tools.encoders.embedding import (
 from hindsight_tools.encoders.late_interaction import load_late_interaction
 from hindsight_tools.errors import FieldProblem, InvalidRequestError
 from hindsight_tools.manage.forget import forget_document_plan, forget_plan
-from hindsight_tools.manage.read import get_plan, list_plan
+from hindsight_tools.manage.read import get_plan, list_plan, tags_plan
 from hindsight_tools.models import (
     ListRequest,
     MemoryItem,
@@ -204,6 +204,15 @@ class EngineCore:
             raise InvalidRequestError(problems_from_pydantic(exc, "", ListRequest)) from None
         done: ParallelResult = yield Parallel({"list": list_plan(bank_id, request)})
         return done["list"][0]  # type: ignore[no-any-return]
+
+    def tags_program(self, bank_id: str, prefix: object) -> Program[dict[str, int]]:
+        validate_bank_id(bank_id)
+        if prefix is not None and (not isinstance(prefix, str) or "\x00" in prefix):
+            raise InvalidRequestError(
+                [FieldProblem("prefix", f"must be a string without NUL or None, got {prefix!r}")]
+            )
+        done: ParallelResult = yield Parallel({"tags": tags_plan(bank_id, prefix)})
+        return done["tags"][0]  # type: ignore[no-any-return]
 
     def delete_program(self, bank_id: str, ids: object) -> Program[int]:
         validate_bank_id(bank_id)

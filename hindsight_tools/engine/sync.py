@@ -26,6 +26,7 @@ from hindsight_tools.errors import StoreError
 from hindsight_tools.models import (
     Budget,
     FactType,
+    ListOrder,
     MemoryItem,
     RecallResult,
     RetainResult,
@@ -175,12 +176,14 @@ class MemoryEngine:
         tags_match: TagsMatch = "any",
         occurred_after: datetime | str | None = None,
         occurred_before: datetime | str | None = None,
+        order: ListOrder = "id",
         limit: int = 100,
         offset: int = 0,
     ) -> list[StoredMemory]:
         """One page of the memories of ``bank_id`` that pass the filters (those of
-        :meth:`recall`), ordered by id: ``offset`` 0, ``limit``, 2 × ``limit``, … page
-        through a bank that doesn't change exactly once."""
+        :meth:`recall`), ordered by id or (``order="updated_at"``) the most recently
+        written first: ``offset`` 0, ``limit``, 2 × ``limit``, … page through a bank that
+        doesn't change exactly once."""
         options = dict(
             metadata_filter=metadata_filter,
             types=types,
@@ -188,10 +191,16 @@ class MemoryEngine:
             tags_match=tags_match,
             occurred_after=occurred_after,
             occurred_before=occurred_before,
+            order=order,
             limit=limit,
             offset=offset,
         )
         return self._drive(self._core.list_program(bank_id, options))
+
+    def list_tags(self, bank_id: str, *, prefix: str | None = None) -> dict[str, int]:
+        """Every tag in ``bank_id`` (only those starting with ``prefix`` when given), in code
+        point order, with how many memories carry it."""
+        return self._drive(self._core.tags_program(bank_id, prefix))
 
     def delete_memories(self, bank_id: str, ids: Sequence[str]) -> int:
         """Forget the memories among ``ids`` and everything derived from them (links, entity
