@@ -11,7 +11,11 @@ from nbclient import NotebookClient
 from hindsight_tools import MemoryEngine, Settings
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-NAMES = ["langchain_agent.ipynb", "llama_index_query_engine.ipynb"]
+NAMES = [
+    "langchain_agent.ipynb",
+    "langgraph_store_agent.ipynb",
+    "llama_index_query_engine.ipynb",
+]
 
 
 def test_the_notebooks_are_all_tested() -> None:
