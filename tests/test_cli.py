@@ -268,6 +268,11 @@ def test_memories_get_list_and_delete_from_the_command_line(
         "--json",
     )
     assert [json.loads(line)["id"] for line in core.stdout.splitlines()] == ["a"]
+    engine.retain(bank, [{"id": "c", "text": "Ana paints murals", "tags": ["art", "city"]}])
+    newest = cli(settings, "memories", "list", "--bank", bank, "--order", "updated_at")
+    assert [line.split("\t")[0] for line in newest.stdout.splitlines()] == ["c", "a", "b"]
+    tags = cli(settings, "memories", "tags", "--bank", bank, "--prefix", "ar")
+    assert tags.stdout.splitlines() == ["1\tart"]
     summer = cli(
         settings,
         "recall",
@@ -283,8 +288,8 @@ def test_memories_get_list_and_delete_from_the_command_line(
     assert json.loads(got.stdout)["metadata"] == {"team": "edge"}
     gone = cli(settings, "memories", "delete", "--bank", bank, "--document", "notes")
     assert gone.stdout.strip() == "deleted 1 memories of document 'notes'"
-    assert cli(settings, "memories", "delete", "--bank", bank, "b", "x").stdout.strip() == (
-        "deleted 1 memories"
+    assert cli(settings, "memories", "delete", "--bank", bank, "b", "c", "x").stdout.strip() == (
+        "deleted 2 memories"
     )
     assert engine.list_memories(bank) == []
     bad = cli(settings, "memories", "list", "--bank", bank, "--metadata-filter", '{"a": {"$x": 1}}')
