@@ -27,6 +27,7 @@ MIGRATIONS = (
     (5, "0005_event_range_index.sql"),
     (6, "0006_token_vectors.sql"),
     (7, "0007_metadata_filter.sql"),
+    (8, "0008_bank_keys.sql"),
 )
 # Arbitrary constant: serialises concurrent migrations from several processes.
 _MIGRATIONS_PACKAGE = "hindsight_tools.store.migrations"
