@@ -62,6 +62,13 @@ class Settings(BaseSettings):
     pool_timeout: float = Field(
         default=30.0, gt=0, description="Seconds to wait for a free pooled connection."
     )
+    prepared_statements: bool = Field(
+        default=True,
+        description="Let each pooled connection prepare the statements it runs often (psycopg "
+        "does after 5 runs). Set false behind a pooler in transaction mode that doesn't keep "
+        "prepared statements apart (PgBouncer before 1.21, or max_prepared_statements = 0): "
+        "there a statement prepared on one server connection is missing on the next.",
+    )
     recall_statement_timeout: float = Field(
         default=30.0,
         ge=0,

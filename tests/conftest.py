@@ -85,6 +85,21 @@ def db(engine: MemoryEngine) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
         yield conn
 
 
+@pytest.fixture
+def scratch_db(engine: MemoryEngine) -> Iterator[str]:
+    """A new, empty database on the same server; its URL."""
+    name = f"scratch_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(engine.database_url, autocommit=True) as conn:
+        conn.execute(psycopg.sql.SQL("CREATE DATABASE {}").format(psycopg.sql.Identifier(name)))
+    params = psycopg.conninfo.conninfo_to_dict(engine.database_url)
+    params["dbname"] = name
+    yield psycopg.conninfo.make_conninfo(**params)  # type: ignore[arg-type]
+    with psycopg.connect(engine.database_url, autocommit=True) as conn:
+        conn.execute(
+            psycopg.sql.SQL("DROP DATABASE {} WITH (FORCE)").format(psycopg.sql.Identifier(name))
+        )
+
+
 def count(db: psycopg.Connection[tuple[Any, ...]], table: str, bank_id: str) -> int:
     """Rows of ``bank_id`` in ``table`` (a fixed name from the tests, never user input)."""
     query = psycopg.sql.SQL("SELECT count(*) FROM {} WHERE bank_id = %s").format(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -21,19 +21,6 @@ from hindsight_tools import (
 from hindsight_tools.encoders.embedding import Vectors, canonical_model_name
 from hindsight_tools.settings import DEFAULT_EMBEDDINGS_MODEL
 from hindsight_tools.store.bootstrap import MIGRATIONS, bootstrap
-
-
-@pytest.fixture
-def scratch_db(engine: MemoryEngine) -> Iterator[str]:
-    """A new, empty database on the same server; its URL."""
-    name = f"scratch_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(engine.database_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    params = psycopg.conninfo.conninfo_to_dict(engine.database_url)
-    params["dbname"] = name
-    yield psycopg.conninfo.make_conninfo(**params)  # type: ignore[arg-type]
-    with psycopg.connect(engine.database_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 def test_migrations_apply_once(scratch_db: str) -> None:

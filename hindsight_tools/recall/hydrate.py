@@ -9,10 +9,11 @@ from typing import Any
 
 from hindsight_tools.runtime.plan import Plan, Statement
 
-# A memory's entity names, sorted, for the row ``m``.
+# A memory's entity names, sorted, for the row ``m`` of the bank ``%(bank)s``.
 ENTITY_NAMES = """coalesce((SELECT array_agg(e.canonical_name ORDER BY e.canonical_name)
-                 FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
-                 WHERE ue.bank_id = m.bank_id AND ue.unit_id = m.id), '{}')"""
+                 FROM unit_entities ue
+                 JOIN entities e ON e.bank_id = %(bank)s AND e.id = ue.entity_id
+                 WHERE ue.bank_id = %(bank)s AND ue.unit_id = m.id), '{}')"""
 _MEMORIES = f"""
 SELECT m.id, m.text, m.fact_type, m.context, m.occurred_start, m.occurred_end,
        m.mentioned_at, m.tags, m.document_id, m.chunk_id, m.metadata, m.proof_count,

@@ -113,7 +113,8 @@ ON CONFLICT DO NOTHING
 """
 COUNT_MENTIONS = """
 UPDATE entities e
-SET mention_count = (SELECT count(*) FROM unit_entities ue WHERE ue.entity_id = e.id)
+SET mention_count = (SELECT count(*) FROM unit_entities ue
+                     WHERE ue.bank_id = %(bank)s AND ue.entity_id = e.id)
 WHERE e.bank_id = %(bank)s AND (e.name_key = ANY(%(keys)s) OR e.id = ANY(%(old_ids)s))
 """
 DROP_UNUSED_ENTITIES = """

@@ -27,6 +27,7 @@ MIGRATIONS = (
     (5, "0005_event_range_index.sql"),
     (6, "0006_token_vectors.sql"),
     (7, "0007_metadata_filter.sql"),
+    (8, "0008_bank_keys.sql"),
 )
 # Arbitrary constant: serialises concurrent migrations from several processes.
 _MIGRATIONS_PACKAGE = "hindsight_tools.store.migrations"
@@ -139,6 +140,11 @@ def _recorded(conn: psycopg.Connection[Any], key: str, value: str) -> str:
     return value if row is None else str(row[0])
 
 
+def _connection_options(settings: Settings) -> dict[str, Any]:
+    """psycopg's options for pooled connections: none, or no prepared statements."""
+    return {} if settings.prepared_statements else {"prepare_threshold": None}
+
+
 def open_pool(conninfo: str, settings: Settings) -> ConnectionPool[psycopg.Connection[Any]]:
     pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
         conninfo,
@@ -146,6 +152,7 @@ def open_pool(conninfo: str, settings: Settings) -> ConnectionPool[psycopg.Conne
         max_size=settings.pool_max_size,
         timeout=settings.pool_timeout,
         configure=register_vector,
+        kwargs=_connection_options(settings),
         # A connection the server dropped (restart, failover, idle kill) is found and
         # replaced when it is taken from the pool, instead of failing the next call.
         check=ConnectionPool.check_connection,
@@ -169,6 +176,7 @@ async def open_async_pool(
         max_size=settings.pool_max_size,
         timeout=settings.pool_timeout,
         configure=register_vector_async,
+        kwargs=_connection_options(settings),
         check=AsyncConnectionPool.check_connection,
         name="hindsight-async",
         open=False,

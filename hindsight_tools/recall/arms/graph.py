@@ -77,15 +77,15 @@ seed_entities AS (
                      / ln(1 + greatest(b.doc_count, 1))
                 ELSE 1.0 END AS weight
     FROM seed_entity_ids i
-    JOIN entities e ON e.id = i.id
-    JOIN banks b ON b.bank_id = e.bank_id
+    JOIN entities e ON e.bank_id = %(bank)s AND e.id = i.id
+    JOIN banks b ON b.bank_id = %(bank)s
 ),
 entity_signal AS (
     SELECT x.unit_id, tanh(0.5 * sum(se.weight)) AS score
     FROM seed_entities se
     CROSS JOIN LATERAL (
         SELECT ue.unit_id FROM unit_entities ue
-        WHERE ue.entity_id = se.entity_id
+        WHERE ue.bank_id = %(bank)s AND ue.entity_id = se.entity_id
         ORDER BY ue.unit_id
         LIMIT %(per_entity_limit)s
     ) x
