@@ -17,7 +17,7 @@ from llama_index.core.utils import get_tokenizer
 from llama_index.memory.hindsight_tools import HindsightMemory, HindsightMemoryBlock
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from hindsight_tools import InvalidRequestError, MemoryEngine, StoredMemory
+from hindsight_tools import InvalidRequestError, MemoryEngine, RecallResult, StoredMemory
 
 DISTRACTORS = [
     "My sister Ines keeps bees on her balcony",
@@ -129,9 +129,20 @@ async def test_the_same_message_put_again_is_one_memory(engine: MemoryEngine, ba
     ]
 
 
-async def test_the_token_budget_is_kept(engine: MemoryEngine, bank: str) -> None:
+async def test_the_token_budget_is_kept(
+    engine: MemoryEngine, bank: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     facts = [f"My colleague number {i} drinks {i} cups of green tea a day" for i in range(30)]
     await HindsightMemoryBlock(engine=engine, bank_id=bank).aput([user(f) for f in facts])
+    asked: list[object] = []
+    recall = engine.aio.recall
+
+    async def recall_and_note(*args: Any, **kwargs: Any) -> RecallResult:
+        asked.append(kwargs.get("max_tokens"))
+        return await recall(*args, **kwargs)
+
+    # a spy, not a stand-in: the real recall runs
+    monkeypatch.setattr(engine.aio, "recall", recall_and_note)
     question = [user("How much green tea do my colleagues drink?")]
     count = get_tokenizer()
     wide = await HindsightMemoryBlock(engine=engine, bank_id=bank, max_tokens=4000).aget(question)
@@ -140,6 +151,8 @@ async def test_the_token_budget_is_kept(engine: MemoryEngine, bank: str) -> None
     assert 0 < len(memory_lines(narrow)) < 10 and len(count(narrow)) <= 80
     nothing = HindsightMemoryBlock(engine=engine, bank_id=bank, max_tokens=0)
     assert await nothing.aget(question) == ""
+    # the engine packs within the budget itself: it is asked for no more than fits
+    assert asked == [4000, 80, 0]
 
 
 async def test_truncation_drops_the_worst_ranked_memories_first() -> None:
