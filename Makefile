@@ -13,7 +13,7 @@ $(BIN)/python:
 $(VENV)/.installed: pyproject.toml constraints.txt $(wildcard adapters/*/pyproject.toml) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]' \
-		-e adapters/langchain -e adapters/langgraph \
+		-e adapters/langchain -e adapters/langgraph -e adapters/llama-index-memory \
 		-e adapters/llama-index-retrievers -e adapters/llama-index-tools
 	# a benchmark peer (benchmarks/peers/langchain_pg.py): it caps pgvector (the Python
 	# package) below 0.4 while we need 0.5; it only uses pgvector.sqlalchemy.Vector, which

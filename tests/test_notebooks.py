@@ -14,6 +14,7 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 NAMES = [
     "langchain_agent.ipynb",
     "langgraph_store_agent.ipynb",
+    "llama_index_memory.ipynb",
     "llama_index_query_engine.ipynb",
 ]
 
