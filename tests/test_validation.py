@@ -163,8 +163,8 @@ def test_engine_methods_check_the_bank_id(engine: MemoryEngine) -> None:
             call()
 
 
-def test_the_readme_states_the_limits_that_are_enforced() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+def test_the_documented_limits_are_the_enforced_ones() -> None:
+    guarantees = (Path(__file__).resolve().parents[1] / "docs" / "guarantees.md").read_text()
     defaults = Settings()
     rows = {
         "| memory text |": f"{defaults.retain_max_text_chars:,} characters",
@@ -179,5 +179,5 @@ def test_the_readme_states_the_limits_that_are_enforced() -> None:
         "| bank id |": "1–128 characters: letters, digits and `_ . : @ -`",
     }
     for row, limit in rows.items():
-        line = next((ln for ln in readme.splitlines() if ln.startswith(row)), "")
+        line = next((ln for ln in guarantees.splitlines() if ln.startswith(row)), "")
         assert limit in line, (row, line)
