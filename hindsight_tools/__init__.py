@@ -14,6 +14,7 @@ from hindsight_tools.errors import (
 )
 from hindsight_tools.models import (
     CausalLink,
+    ImportResult,
     MemoryItem,
     RecalledChunk,
     RecalledMemory,
@@ -45,6 +46,7 @@ __all__ = [
     "EmbedderError",
     "FieldProblem",
     "HindsightError",
+    "ImportResult",
     "InvalidRequestError",
     "MemoryEngine",
     "MemoryItem",

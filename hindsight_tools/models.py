@@ -11,6 +11,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    FiniteFloat,
     StrictInt,
     StrictStr,
     field_validator,
@@ -114,6 +115,10 @@ class MemoryItem(BaseModel):
     ``id`` is stable: retaining the same id again updates that memory. ``entities`` are
     extracted from the text when left out (``None``); an empty list means "none".
     ``metadata`` is returned exactly as given (it must be JSON-serialisable).
+    ``embedding`` is the text's vector when the caller already has it (a migration from
+    another store): made by the store's model, of its dimension; such a memory is not
+    re-embedded, and its late-interaction vectors are left to
+    :meth:`~hindsight_tools.MemoryEngine.backfill_token_vectors`.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -132,6 +137,7 @@ class MemoryItem(BaseModel):
     proof_count: StrictInt = Field(default=1, ge=1)
     metadata: dict[str, Any] = Field(default_factory=dict)
     causal_links: list[CausalLink] = Field(default_factory=list)
+    embedding: list[FiniteFloat] | None = Field(default=None, min_length=1)
 
     @field_validator("metadata")
     @classmethod
@@ -171,6 +177,20 @@ class RetainResult(BaseModel):
     ids: list[str]
     created: int
     updated: int
+
+
+class ImportResult(BaseModel):
+    """What an import wrote: memories written, memories skipped because the bank already
+    held their id (an earlier run of the same import), batches committed, and the id of
+    the last memory of the last committed batch."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bank_id: str
+    imported: int
+    skipped: int
+    batches: int
+    last_id: str | None = None
 
 
 class MemoryFields(BaseModel):

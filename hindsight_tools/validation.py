@@ -76,9 +76,10 @@ def problems_from_pydantic(
 
 
 def parse_items(
-    items: Iterable[MemoryItem | Mapping[str, Any]], settings: Settings
+    items: Iterable[MemoryItem | Mapping[str, Any]], settings: Settings, first_index: int = 0
 ) -> list[MemoryItem]:
-    """Check every item of a retain call; raise once with all problems, before any write."""
+    """Check every item of a retain call (or of one batch of an import, whose first item is
+    ``items[first_index]``); raise once with all problems, before any write."""
     if isinstance(items, (str, bytes, Mapping)):
         raise InvalidRequestError(
             [FieldProblem("items", "must be a list of MemoryItem or dicts, not a single item")]
@@ -86,9 +87,9 @@ def parse_items(
     parsed: list[MemoryItem] = []
     problems: list[FieldProblem] = []
     seen_ids: dict[str, int] = {}
-    for index, raw in enumerate(items):
+    for index, raw in enumerate(items, start=first_index):
         where = f"items[{index}]"
-        if index >= settings.retain_max_items:
+        if index - first_index >= settings.retain_max_items:
             problems.append(
                 FieldProblem("items", f"at most {settings.retain_max_items} items per retain call")
             )

@@ -106,6 +106,10 @@ FILTERS: dict[str, Any] = {
 def _run_everything(engine: MemoryEngine, url: str, bank: str) -> None:
     engine.retain(bank, ITEMS)
     engine.retain(bank, ITEMS[:2])  # again: the paths that replace a memory's rows
+    imported = [{**item, "id": f"imported-{item['id']}"} for item in ITEMS]
+    imported[0]["embedding"] = [0.01] * 384
+    engine.import_memories(bank, imported, batch_size=2)
+    engine.import_memories(bank, imported)  # again: every id skipped
     for options in ({}, {"include_chunks": True, "budget": "high"}, FILTERS):
         engine.recall(bank, "What did Melanie paint in May 2023?", **options)
         engine.recall(bank, "Who went to Portland?", types=["world"], **options)
@@ -188,6 +192,7 @@ def test_every_statement_of_every_call_stays_in_its_bank(
         "metadata_doc",  # the metadata filter
         "ts_rank_cd",  # the native keyword backend
         "DELETE FROM banks",
+        "FROM hindsight_import_stage",  # the bulk path
     ):
         assert expected in text, f"no statement with {expected!r} in the server's log"
     assert len(audited_dml) > 60

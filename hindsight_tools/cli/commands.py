@@ -63,6 +63,23 @@ def _parser() -> argparse.ArgumentParser:
         "--batch-size", type=positive_int, default=256, help="memories per retain call (>= 1)"
     )
 
+    bulk = commands.add_parser(
+        "import",
+        help="import a large JSON Lines file in batches; run again to resume",
+        description="Each line is a memory (the retain file's format; an 'embedding' "
+        "field is used as the memory's vector). Each batch is one transaction; memories "
+        "whose id the bank already holds are skipped, so an interrupted import resumes.",
+    )
+    bulk.add_argument("file", type=Path)
+    bulk.add_argument("--bank", required=True, help="target bank")
+    bulk.add_argument(
+        "--batch-size", type=positive_int, default=1000, help="memories per transaction (>= 1)"
+    )
+    bulk.add_argument(
+        "--embedding-model",
+        help="the model that made the lines' embeddings; refused unless it is the store's",
+    )
+
     evaluate = commands.add_parser(
         "eval", help="turn-level recall@k on a LoCoMo-format directory (memories, queries)"
     )
@@ -149,6 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _retain(args)
         elif args.command == "eval":
             _evaluate(args)
+        elif args.command == "import":
+            _import(args)
         elif args.command == "mcp":
             try:
                 from hindsight_tools.tools.mcp import run
@@ -208,6 +227,27 @@ def _retain(args: argparse.Namespace) -> None:
                 stored += len(engine.retain(bank, batch).ids)
                 bar.update(len(batch))
     print(f"retained {stored} memories into {len(by_bank)} bank(s)")
+
+
+def _import(args: argparse.Namespace) -> None:
+    from tqdm import tqdm
+
+    from hindsight_tools.engine import MemoryEngine
+    from hindsight_tools.jsonl import item_from_record, read_records
+
+    items = (item_from_record(record) for _, record in read_records(args.file))
+    with MemoryEngine() as engine, tqdm(unit="memory", desc="import") as bar:
+        result = engine.import_memories(
+            args.bank,
+            items,
+            batch_size=args.batch_size,
+            embedding_model=args.embedding_model,
+            progress=bar.update,
+        )
+    print(
+        f"imported {result.imported} memories into {result.bank_id} in {result.batches} "
+        f"batch(es); skipped {result.skipped} already stored"
+    )
 
 
 def _evaluate(args: argparse.Namespace) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -25,6 +25,7 @@ from hindsight_tools.errors import StoreError
 from hindsight_tools.models import (
     Budget,
     FactType,
+    ImportResult,
     ListOrder,
     MemoryItem,
     RecallResult,
@@ -214,6 +215,21 @@ class AsyncMemoryEngine:
         )
         core = await self._ready()
         return await self._drive(core.recall_program(bank_id, query, options))
+
+    async def import_memories(
+        self,
+        bank_id: str,
+        items: Iterable[MemoryItem | Mapping[str, Any]],
+        *,
+        batch_size: int = 1000,
+        embedding_model: str | None = None,
+        progress: Callable[[int], object] | None = None,
+    ) -> ImportResult:
+        """See :meth:`MemoryEngine.import_memories`."""
+        core = await self._ready()
+        return await self._drive(
+            core.import_program(bank_id, items, batch_size, embedding_model, progress)
+        )
 
     async def backfill_token_vectors(self, bank_id: str | None = None, *, batch: int = 256) -> int:
         """See :meth:`MemoryEngine.backfill_token_vectors`."""

@@ -10,14 +10,17 @@ pool. Nothing here does I/O.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+import numpy as np
 import pydantic
 
 from hindsight_tools.encoders.embedding import (
     Embedder,
+    Vectors,
     canonical_model_name,
     default_embedder,
     embed_texts,
@@ -27,6 +30,7 @@ from hindsight_tools.errors import FieldProblem, InvalidRequestError
 from hindsight_tools.manage.forget import forget_document_plan, forget_plan
 from hindsight_tools.manage.read import get_plan, list_plan, tags_plan
 from hindsight_tools.models import (
+    ImportResult,
     ListRequest,
     MemoryItem,
     RecallRequest,
@@ -40,12 +44,19 @@ from hindsight_tools.recall.arms.bm25 import keyword_backend
 from hindsight_tools.recall.pipeline import RecallServices, recall_program
 from hindsight_tools.recall.rerank.base import PassthroughReranker, RerankChain, Reranker
 from hindsight_tools.recall.rerank.providers import build_rerank_chain
+from hindsight_tools.retain.bulk import existing_ids_plan, import_plan
 from hindsight_tools.retain.plans import retain_plan
 from hindsight_tools.retain.token_vectors import (
     missing_token_vectors_plan,
     store_token_vectors_plan,
 )
-from hindsight_tools.retain.units import prepare_items
+from hindsight_tools.retain.units import prepare_items, unique_by_id, with_content_ids
+from hindsight_tools.retain.vectors import (
+    check_given_embeddings,
+    merge_embeddings,
+    place_token_vectors,
+    to_encode,
+)
 from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.runtime.program import Blocking, Parallel, ParallelResult, Program
 from hindsight_tools.settings import Settings
@@ -143,19 +154,107 @@ class EngineCore:
     ) -> Program[RetainResult]:
         validate_bank_id(bank_id)
         parsed = parse_items(items, self.settings)
+        self._check_embeddings(parsed, None, 0)
         prepared = prepare_items(parsed, self.entity_extractor)
-        texts = [item.text for item in parsed]
-        # One model after the other: a batch keeps both cores busy on its own, and side by
-        # side measured within the host's noise (benchmarks/retain_bench.py).
-        embeddings = yield Blocking(lambda: embed_texts(self.embedder, texts))
-        late = self.late_interaction
-        token_vectors = (
-            None if late is None else (yield Blocking(lambda: late.encode_documents(texts)))
-        )
+        embeddings, token_vectors = yield from self._vectors(parsed)
         done: ParallelResult = yield Parallel(
             {"retain": retain_plan(bank_id, prepared, embeddings, self.settings, token_vectors)}
         )
         return done["retain"][0]  # type: ignore[no-any-return]
+
+    def import_program(
+        self,
+        bank_id: str,
+        items: Iterable[MemoryItem | Mapping[str, Any]],
+        batch_size: int,
+        embedding_model: str | None,
+        progress: Callable[[int], object] | None = None,
+    ) -> Program[ImportResult]:
+        """``items`` read lazily, ``batch_size`` at a time, each batch its own transaction;
+        ids the bank already holds are skipped, so running the same import again resumes it
+        (items without an id get one derived from their content, see
+        :func:`~hindsight_tools.retain.units.content_id`)."""
+        validate_bank_id(bank_id)
+        if (
+            isinstance(batch_size, bool)
+            or not isinstance(batch_size, int)
+            or not (1 <= batch_size <= self.settings.retain_max_items)
+        ):
+            raise InvalidRequestError(
+                [
+                    FieldProblem(
+                        "batch_size",
+                        f"must be an integer from 1 to {self.settings.retain_max_items} "
+                        f"(HINDSIGHT_API_RETAIN_MAX_ITEMS), got {batch_size!r}",
+                    )
+                ]
+            )
+        if isinstance(items, (str, bytes, Mapping)):
+            raise InvalidRequestError(
+                [FieldProblem("items", "must be an iterable of MemoryItem or dicts")]
+            )
+        imported = skipped = batches = 0
+        last_id: str | None = None
+        iterator = iter(items)
+        start = 0
+        while chunk := list(itertools.islice(iterator, batch_size)):
+            parsed = with_content_ids(parse_items(chunk, self.settings, first_index=start))
+            self._check_embeddings(parsed, embedding_model, start)
+            found: ParallelResult = yield Parallel(
+                {"existing": existing_ids_plan(bank_id, [item.id or "" for item in parsed])}
+            )
+            existing: set[str] = found["existing"][0]
+            fresh = unique_by_id([item for item in parsed if item.id not in existing])
+            skipped += len(parsed) - len(fresh)
+            if fresh:
+                prepared = prepare_items(fresh, self.entity_extractor)
+                embeddings, token_vectors = yield from self._vectors(fresh)
+                plan = import_plan(bank_id, prepared, embeddings, self.settings, token_vectors)
+                done: ParallelResult = yield Parallel({"import": plan})
+                written: list[str] = done["import"][0]
+                imported += len(written)
+                skipped += len(fresh) - len(written)
+                batches += 1
+                last_id = written[-1] if written else last_id
+            if progress is not None:
+                progress(len(parsed))
+            start += len(chunk)
+        return ImportResult(
+            bank_id=bank_id, imported=imported, skipped=skipped, batches=batches, last_id=last_id
+        )
+
+    def _check_embeddings(
+        self, items: Sequence[MemoryItem], stated_model: str | None, first_index: int
+    ) -> None:
+        check_given_embeddings(
+            items,
+            self.embedder.dimension,
+            canonical_model_name(self.embedder.name),
+            None if stated_model is None else canonical_model_name(stated_model),
+            first_index,
+        )
+
+    def _vectors(
+        self, items: Sequence[MemoryItem]
+    ) -> Program[tuple[Vectors, list[bytes | None] | None]]:
+        """Embeddings for every item (given or encoded) and late-interaction vectors for
+        the encoded ones."""
+        positions = to_encode(items)
+        texts = [items[i].text for i in positions]
+        dimension = self.embedder.dimension
+        encoded = (
+            (yield Blocking(lambda: embed_texts(self.embedder, texts)))
+            if texts
+            else np.empty((0, dimension), dtype=np.float32)
+        )
+        embeddings = merge_embeddings(items, encoded, positions, dimension)
+        # One model after the other: a batch keeps both cores busy on its own, and side by
+        # side measured within the host's noise (benchmarks/retain_bench.py).
+        late = self.late_interaction
+        if late is None:
+            return embeddings, None
+        documents = (yield Blocking(lambda: late.encode_documents(texts))) if texts else []
+        return embeddings, place_token_vectors(len(items), documents, positions)
 
     def backfill_program(self, bank_id: str | None, batch: int) -> Program[int]:
         """Stores late-interaction vectors for memories that have none, ``batch`` at a

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from datetime import datetime
 from typing import Any
@@ -26,6 +26,7 @@ from hindsight_tools.errors import StoreError
 from hindsight_tools.models import (
     Budget,
     FactType,
+    ImportResult,
     ListOrder,
     MemoryItem,
     RecallResult,
@@ -155,6 +156,28 @@ class MemoryEngine:
             occurred_before=occurred_before,
         )
         return self._drive(self._core.recall_program(bank_id, query, options))
+
+    def import_memories(
+        self,
+        bank_id: str,
+        items: Iterable[MemoryItem | Mapping[str, Any]],
+        *,
+        batch_size: int = 1000,
+        embedding_model: str | None = None,
+        progress: Callable[[int], object] | None = None,
+    ) -> ImportResult:
+        """Write a large stream of memories into ``bank_id``, ``batch_size`` per transaction.
+
+        ``items`` is read lazily (a generator over a file is fine). Memories whose id the
+        bank already holds are skipped, so an interrupted import resumes when run again;
+        an item without an id gets one derived from its content. Items may bring their
+        ``embedding`` (then ``embedding_model``, if given, must be this store's model):
+        those are not re-embedded, and :meth:`backfill_token_vectors` gives them their
+        late-interaction vectors later. ``progress`` is called with each batch's size.
+        """
+        return self._drive(
+            self._core.import_program(bank_id, items, batch_size, embedding_model, progress)
+        )
 
     def backfill_token_vectors(self, bank_id: str | None = None, *, batch: int = 256) -> int:
         """Computes and stores the late-interaction vectors of memories retained without

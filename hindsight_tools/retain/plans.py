@@ -180,27 +180,19 @@ _INSERT_TOKEN_VECTORS = """
 INSERT INTO memory_token_vectors (bank_id, id, vectors) VALUES (%(bank)s, %(id)s, %(vectors)s)
 ON CONFLICT (bank_id, id) DO UPDATE SET vectors = EXCLUDED.vectors
 """
+
+
 def retain_plan(
     bank_id: str,
     prepared: Sequence[PreparedItem],
     embeddings: Vectors,
     settings: Settings,
-    token_vectors: Sequence[bytes] | None = None,
+    token_vectors: Sequence[bytes | None] | None = None,
 ) -> Plan[RetainResult]:
     """All writes of one retain call; the caller runs it in a single transaction."""
     bank = {"bank": bank_id}
     ids = [p.id for p in prepared]
-    # Concurrent retains into one bank would race on entity rows and chunk numbering.
-    yield Statement(LOCK_BANK, bank, "none")
-    yield Statement(_INSERT_BANK, bank, "none")
-
-    documents = list(dict.fromkeys(p.document_id for p in prepared if p.document_id))
-    if documents:
-        yield Statement(_INSERT_DOCUMENTS, {**bank, "documents": documents}, "none")
-    chunks = {p.chunk_id: (p.document_id, p.item.chunk) for p in prepared if p.chunk_id is not None}
-    for chunk_id, (document_id, text) in chunks.items():
-        params = {**bank, "chunk_id": chunk_id, "document_id": document_id, "text": text}
-        yield Statement(_INSERT_CHUNK, params, "none")
+    yield from write_sources(bank_id, prepared)
 
     existing = {row[0] for row in (yield Statement(_EXISTING, {**bank, "ids": ids}))}
     old_entity_ids = sorted(
@@ -217,8 +209,47 @@ def retain_plan(
     if existing:
         yield Statement(_DROP_TOKEN_VECTORS, {**bank, "ids": sorted(existing)}, "none")
     if token_vectors is not None:
-        vector_rows = [{**bank, "id": p.id, "vectors": token_vectors[p.index]} for p in prepared]
-        yield Statement(_INSERT_TOKEN_VECTORS, vector_rows, "many")
+        vector_rows = [
+            {**bank, "id": p.id, "vectors": token_vectors[p.index]}
+            for p in prepared
+            if token_vectors[p.index] is not None
+        ]
+        if vector_rows:
+            yield Statement(_INSERT_TOKEN_VECTORS, vector_rows, "many")
+    yield from derive(bank_id, prepared, settings, old_entity_ids)
+    return RetainResult(
+        bank_id=bank_id,
+        ids=ids,
+        created=sum(1 for i in ids if i not in existing),
+        updated=sum(1 for i in ids if i in existing),
+    )
+
+
+def write_sources(bank_id: str, prepared: Sequence[PreparedItem]) -> Plan[None]:
+    """The bank lock, the bank row, and the documents and chunks the memories point to."""
+    bank = {"bank": bank_id}
+    # Concurrent writes into one bank would race on entity rows and chunk numbering.
+    yield Statement(LOCK_BANK, bank, "none")
+    yield Statement(_INSERT_BANK, bank, "none")
+    documents = list(dict.fromkeys(p.document_id for p in prepared if p.document_id))
+    if documents:
+        yield Statement(_INSERT_DOCUMENTS, {**bank, "documents": documents}, "none")
+    chunks = {p.chunk_id: (p.document_id, p.item.chunk) for p in prepared if p.chunk_id is not None}
+    for chunk_id, (document_id, text) in chunks.items():
+        params = {**bank, "chunk_id": chunk_id, "document_id": document_id, "text": text}
+        yield Statement(_INSERT_CHUNK, params, "none")
+
+
+def derive(
+    bank_id: str,
+    prepared: Sequence[PreparedItem],
+    settings: Settings,
+    old_entity_ids: Sequence[int] = (),
+) -> Plan[None]:
+    """What follows from memories just written, set-wise: their keyword postings and the
+    bank's totals, their entities, and their semantic, temporal and causal links."""
+    bank = {"bank": bank_id}
+    ids = [p.id for p in prepared]
     yield Statement(_ADD_TERMS, {**bank, "ids": ids}, "none")
     yield Statement(BANK_TOTALS, bank, "none")
 
@@ -236,7 +267,7 @@ def retain_plan(
             "none",
         )
     if names or old_entity_ids:
-        counts = {**bank, "keys": list(names.keys()), "old_ids": old_entity_ids}
+        counts = {**bank, "keys": list(names.keys()), "old_ids": list(old_entity_ids)}
         yield Statement(COUNT_MENTIONS, counts, "none")
         yield Statement(DROP_UNUSED_ENTITIES, counts, "none")
 
@@ -271,12 +302,6 @@ def retain_plan(
             "none",
         )
     yield from _causal_links(bank_id, prepared)
-    return RetainResult(
-        bank_id=bank_id,
-        ids=ids,
-        created=sum(1 for i in ids if i not in existing),
-        updated=sum(1 for i in ids if i in existing),
-    )
 
 
 def _causal_links(bank_id: str, prepared: Sequence[PreparedItem]) -> Plan[None]:

@@ -40,6 +40,31 @@ def document_id_for_chunk(chunk_text: str) -> str:
     return f"doc-{hashlib.sha256(chunk_text.encode()).hexdigest()[:32]}"
 
 
+def content_id(item: MemoryItem) -> str:
+    """An id from everything the item says, for an import's items that bring none: running
+    the same import again finds them stored and skips them."""
+    canonical = item.model_dump_json(exclude={"id"}).encode()
+    return f"mem-{hashlib.sha256(canonical).hexdigest()[:32]}"
+
+
+def with_content_ids(items: Sequence[MemoryItem]) -> list[MemoryItem]:
+    return [
+        item if item.id is not None else item.model_copy(update={"id": content_id(item)})
+        for item in items
+    ]
+
+
+def unique_by_id(items: Sequence[MemoryItem]) -> list[MemoryItem]:
+    """The first item of each id (identical items without an id share their content id)."""
+    seen: set[str | None] = set()
+    unique = []
+    for item in items:
+        if item.id not in seen:
+            seen.add(item.id)
+            unique.append(item)
+    return unique
+
+
 def prepare_items(items: Sequence[MemoryItem], extractor: EntityExtractor) -> list[PreparedItem]:
     prepared = []
     problems = []

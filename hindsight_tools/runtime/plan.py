@@ -30,7 +30,10 @@ class Statement:
     """One SQL statement with named parameters.
 
     ``mode`` says what the plan gets back: ``rows`` (all rows), ``none`` (an empty list), or
-    ``many`` (``params`` is a sequence of parameter sets, run with ``executemany``).
+    ``many`` (``params`` is a sequence of parameter sets, run with ``executemany``), or
+    ``copy`` (``query`` is a ``COPY … FROM STDIN`` and ``params`` the sequence of rows it
+    reads, each a tuple in the statement's column order; with ``copy_types``, the PostgreSQL
+    types of those columns, the statement says ``FORMAT BINARY`` and values go unformatted).
     ``cancellable``: the statement runs in a savepoint, and if it is cancelled (statement
     timeout) the plan gets :class:`Cancelled` back instead of the transaction failing.
     ``binary``: results come in PostgreSQL's binary format; for large ``bytea`` values,
@@ -38,10 +41,11 @@ class Statement:
     """
 
     query: Query
-    params: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None
-    mode: Literal["rows", "none", "many"] = "rows"
+    params: Mapping[str, Any] | Sequence[Mapping[str, Any]] | Sequence[Row] | None = None
+    mode: Literal["rows", "none", "many", "copy"] = "rows"
     cancellable: bool = False
     binary: bool = False
+    copy_types: tuple[str, ...] = ()
 
 
 class Cancelled(list[Row]):
@@ -101,6 +105,13 @@ async def _aexecute(cur: psycopg.AsyncCursor[Row], stmt: Statement) -> Rows:
 
 
 def _run(cur: psycopg.Cursor[Row], stmt: Statement) -> Rows:
+    if stmt.mode == "copy":
+        with cur.copy(stmt.query) as copy:  # type: ignore[arg-type]
+            if stmt.copy_types:
+                copy.set_types(list(stmt.copy_types))
+            for row in stmt.params or ():
+                copy.write_row(row)  # type: ignore[arg-type]
+        return []
     if stmt.mode == "many":
         cur.executemany(stmt.query, stmt.params or [])  # type: ignore[arg-type]
         return []
@@ -109,6 +120,13 @@ def _run(cur: psycopg.Cursor[Row], stmt: Statement) -> Rows:
 
 
 async def _arun(cur: psycopg.AsyncCursor[Row], stmt: Statement) -> Rows:
+    if stmt.mode == "copy":
+        async with cur.copy(stmt.query) as copy:  # type: ignore[arg-type]
+            if stmt.copy_types:
+                copy.set_types(list(stmt.copy_types))
+            for row in stmt.params or ():
+                await copy.write_row(row)  # type: ignore[arg-type]
+        return []
     if stmt.mode == "many":
         await cur.executemany(stmt.query, stmt.params or [])  # type: ignore[arg-type]
         return []

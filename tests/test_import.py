@@ -1,0 +1,247 @@
+"""Bulk import against the real store: the same rows as retain, given vectors kept, atomic
+batches, resuming, and errors that name the item."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+from pgvector.psycopg import register_vector
+
+from hindsight_tools import InvalidRequestError, MemoryEngine, Settings, StoreError
+from tests.conftest import BANK_TABLES, count
+from tests.test_cli import cli
+
+Conn = psycopg.Connection[tuple[Any, ...]]
+PEOPLE = ["Melanie", "Caroline", "Jon", "Priya"]
+PLACES = ["Portland", "the Dolomites", "Lisbon", "the lake"]
+
+
+def _items(n: int, start: int = 0) -> list[dict[str, Any]]:
+    """Memories with everything derived from them: entities, dates a few hours apart
+    (temporal links), near-repeats (semantic links), tags, metadata, chunks."""
+    items = []
+    for i in range(start, start + n):
+        person, place = PEOPLE[i % 4], PLACES[(i // 4) % 4]
+        items.append(
+            {
+                "id": f"m{i:04d}",
+                "text": f"{person} went to {place} and painted the view, visit {i % 7}",
+                "occurred_start": datetime(2023, 5, 1, tzinfo=UTC) + timedelta(hours=5 * i),
+                "tags": [f"t{i % 3}"],
+                "metadata": {"i": i, "person": person},
+                "document_id": f"session-{i // 10}",
+                "chunk": f"Session {i // 10}: {person} talked about {place}.",
+            }
+        )
+    return items
+
+
+def _bank_rows(db: Conn, bank: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Everything a bank holds, without its name, write times or generated entity ids."""
+    queries = {
+        "memory_units": "SELECT id, text, context, fact_type, embedding::text, occurred_start,"
+        " occurred_end, mentioned_at, tags, proof_count, document_id, chunk_id, metadata::text,"
+        " search_vector::text, search_length FROM memory_units WHERE bank_id = %s ORDER BY id",
+        "memory_token_vectors": "SELECT id, md5(vectors) FROM memory_token_vectors"
+        " WHERE bank_id = %s ORDER BY id",
+        "entities": "SELECT canonical_name, name_key, mention_count FROM entities"
+        " WHERE bank_id = %s ORDER BY name_key",
+        "unit_entities": "SELECT ue.unit_id, e.name_key FROM unit_entities ue JOIN entities e"
+        " ON e.bank_id = ue.bank_id AND e.id = ue.entity_id WHERE ue.bank_id = %s ORDER BY 1, 2",
+        "memory_links": "SELECT from_unit_id, to_unit_id, link_type, round(weight::numeric, 5)"
+        " FROM memory_links WHERE bank_id = %s ORDER BY 1, 2, 3",
+        "memory_terms": "SELECT term, unit_id, tf, fact_type, doc_length FROM memory_terms"
+        " WHERE bank_id = %s ORDER BY 1, 2",
+        "bank_terms": "SELECT term, df FROM bank_terms WHERE bank_id = %s ORDER BY 1",
+        "chunks": "SELECT chunk_id, document_id, chunk_text FROM chunks WHERE bank_id = %s"
+        " ORDER BY 1",
+        "banks": "SELECT doc_count, total_length FROM banks WHERE bank_id = %s",
+    }
+    return {table: db.execute(q, (bank,)).fetchall() for table, q in queries.items()}
+
+
+@pytest.fixture
+def other_bank(engine: MemoryEngine) -> Iterator[str]:
+    yield "import-twin"
+    engine.delete_bank("import-twin")
+
+
+def test_an_import_stores_what_retain_stores(
+    engine: MemoryEngine, bank: str, other_bank: str, db: Conn
+) -> None:
+    items = _items(40)
+    for start in range(0, 40, 15):  # the same batches: the model's vectors vary by batch
+        engine.retain(other_bank, items[start : start + 15])
+    result = engine.import_memories(bank, items, batch_size=15)
+    assert (result.imported, result.skipped, result.batches) == (40, 0, 3)
+    assert result.last_id == "m0039"
+    imported, retained = _bank_rows(db, bank), _bank_rows(db, other_bank)
+    assert imported["memory_links"], "the data is meant to make links"
+    assert {t for *_, t, _ in imported["memory_links"]} == {"semantic", "temporal"}
+    for table, rows in retained.items():
+        assert imported[table] == rows, table
+
+
+def test_given_embeddings_are_kept_and_late_interaction_is_left_to_the_backfill(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((3, 384)).astype(np.float32)
+    items = [
+        {"id": f"v{i}", "text": f"Note {i} about the garden", "embedding": vectors[i].tolist()}
+        for i in range(3)
+    ] + [{"id": "plain", "text": "A note with no vector of its own"}]
+    engine.import_memories(bank, items, embedding_model="all-MiniLM-L6-v2")
+    register_vector(db)
+    stored: dict[str, Any] = dict(
+        db.execute("SELECT id, embedding FROM memory_units WHERE bank_id = %s", (bank,)).fetchall()
+    )
+    for i in range(3):
+        np.testing.assert_array_equal(stored[f"v{i}"].to_numpy(), vectors[i])
+    own = engine._core.embedder.embed(["A note with no vector of its own"])[0]
+    np.testing.assert_allclose(stored["plain"].to_numpy(), own, atol=1e-5)
+    assert count(db, "memory_token_vectors", bank) == 1  # the one the engine embedded
+    assert engine.backfill_token_vectors(bank) == 3
+    assert count(db, "memory_token_vectors", bank) == 4
+
+
+def test_retain_takes_a_given_embedding_too(engine: MemoryEngine, bank: str, db: Conn) -> None:
+    vector = np.zeros(384, dtype=np.float32)
+    vector[5] = 1.0
+    engine.retain(bank, [{"id": "a", "text": "Bob likes tea", "embedding": vector.tolist()}])
+    register_vector(db)
+    (stored,) = db.execute(
+        "SELECT embedding FROM memory_units WHERE bank_id = %s", (bank,)
+    ).fetchone() or (None,)
+    np.testing.assert_array_equal(stored.to_numpy(), vector)
+    assert count(db, "memory_token_vectors", bank) == 0
+
+
+def test_an_interrupted_import_keeps_its_committed_batches_and_resumes(
+    engine: MemoryEngine, bank: str, other_bank: str, db: Conn
+) -> None:
+    items = _items(50)
+
+    def cut_short() -> Iterator[dict[str, Any]]:
+        yield from items[:25]
+        raise KeyboardInterrupt  # the process stopped while reading the third batch
+
+    with pytest.raises(KeyboardInterrupt):
+        engine.import_memories(bank, cut_short(), batch_size=10)
+    assert count(db, "memory_units", bank) == 20  # two batches, nothing of the third
+    resumed = engine.import_memories(bank, items, batch_size=10)
+    assert (resumed.imported, resumed.skipped) == (30, 20)
+    engine.import_memories(other_bank, items, batch_size=10)
+    assert _bank_rows(db, bank) == _bank_rows(db, other_bank)
+
+
+def test_a_failing_batch_leaves_the_earlier_ones_and_nothing_of_itself(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    items = _items(20)
+    items[14] = {**items[14], "causal_links": [{"target_id": "nowhere"}]}
+    with pytest.raises(InvalidRequestError, match="causal_links"):
+        engine.import_memories(bank, items, batch_size=10)
+    assert count(db, "memory_units", bank) == 10
+    stored = db.execute("SELECT id FROM memory_units WHERE bank_id = %s", (bank,)).fetchall()
+    assert {row[0] for row in stored} == {f"m{i:04d}" for i in range(10)}
+
+
+def test_a_database_failure_in_a_batch_rolls_that_batch_back(
+    settings: Settings, engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    broken = settings.with_overrides({"database_url": engine.database_url})
+    broken = broken.model_copy(update={"text_search_extension_native_language": "klingon"})
+    with MemoryEngine(settings=broken) as other, pytest.raises(StoreError, match="klingon"):
+        other.import_memories(bank, _items(5))
+    assert all(count(db, table, bank) == 0 for table in BANK_TABLES)
+
+
+def test_bad_vectors_are_refused_naming_the_item_in_the_whole_stream(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    items = _items(12)
+    items[11] = {**items[11], "embedding": [0.1] * 383}
+    with pytest.raises(InvalidRequestError) as caught:
+        engine.import_memories(bank, items, batch_size=5)
+    assert "items[11].embedding" in str(caught.value)
+    assert "384" in str(caught.value)
+    assert count(db, "memory_units", bank) == 10
+    for bad, where in (
+        ([float("nan")] * 384, "items[0].embedding"),
+        ([0.0] * 384, "items[0].embedding"),
+        ([], "items[0].embedding"),
+        ("not a vector", "items[0].embedding"),
+    ):
+        with pytest.raises(InvalidRequestError, match=where.replace("[", r"\[")):
+            engine.retain(bank, [{"text": "x", "embedding": bad}])
+    with pytest.raises(InvalidRequestError, match="embedding_model") as caught:
+        engine.import_memories(
+            bank, [{"text": "x", "embedding": [0.1] * 384}], embedding_model="bge-small-en"
+        )
+    assert "sentence-transformers/all-MiniLM-L6-v2" in str(caught.value)
+    for batch_size in (0, -1, 10_001, True, 2.5):
+        with pytest.raises(InvalidRequestError, match="batch_size"):
+            engine.import_memories(bank, _items(1), batch_size=batch_size)  # type: ignore[arg-type]
+
+
+def test_items_without_ids_get_content_ids_so_a_rerun_skips_them(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    items = [{"text": "Jon opened a dance studio"}, {"text": "Jon sold the car"}] * 2
+    first = engine.import_memories(bank, items)
+    assert (first.imported, first.skipped) == (2, 2)  # the repeats are one memory each
+    again = engine.import_memories(bank, items)
+    assert (again.imported, again.skipped) == (0, 4)
+    assert count(db, "memory_units", bank) == 2
+    changed = engine.import_memories(bank, [{"text": "Jon sold the car", "tags": ["x"]}])
+    assert changed.imported == 1  # another item, another id
+
+
+def test_the_async_twin_imports_the_same(
+    engine: MemoryEngine, bank: str, other_bank: str, db: Conn
+) -> None:
+    items = _items(25)
+
+    async def run() -> None:
+        try:
+            result = await engine.aio.import_memories(bank, iter(items), batch_size=10)
+            assert (result.imported, result.batches) == (25, 3)
+        finally:
+            await engine.aio.close()
+
+    asyncio.run(run())
+    engine.import_memories(other_bank, items, batch_size=10)
+    assert _bank_rows(db, bank) == _bank_rows(db, other_bank)
+
+
+def test_import_from_the_command_line_resumes(
+    settings: Settings, engine: MemoryEngine, bank: str, tmp_path: Path, db: Conn
+) -> None:
+    rng = np.random.default_rng(3)
+    path = tmp_path / "export.jsonl"
+    with path.open("w") as out:
+        for i, item in enumerate(_items(30)):
+            vector = rng.standard_normal(384).tolist() if i % 2 else None
+            record = {**item, "occurred_start": item["occurred_start"].isoformat()}
+            out.write(json.dumps({**record, "embedding": vector} if vector else record) + "\n")
+    with path.open() as lines:
+        head = tmp_path / "head.jsonl"
+        head.write_text("".join(next(lines) for _ in range(12)))
+    done = cli(settings, "import", str(head), "--bank", bank, "--batch-size", "5")
+    assert done.returncode == 0, done.stderr
+    assert "imported 12 memories" in done.stdout
+    done = cli(settings, "import", str(path), "--bank", bank, "--batch-size", "5")
+    assert done.returncode == 0, done.stderr
+    assert "imported 18 memories" in done.stdout and "skipped 12" in done.stdout
+    assert count(db, "memory_units", bank) == 30
+    refused = cli(settings, "import", str(path), "--bank", bank, "--embedding-model", "other")
+    assert refused.returncode == 2 and "embedding_model" in refused.stderr
