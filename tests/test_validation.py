@@ -169,7 +169,7 @@ def test_the_documented_limits_are_the_enforced_ones() -> None:
     rows = {
         "| memory text |": f"{defaults.retain_max_text_chars:,} characters",
         "| context |": f"{defaults.retain_max_text_chars:,} characters",
-        "| items per retain call |": f"{defaults.retain_max_items:,}",
+        "| items per retain call, and per import batch |": f"{defaults.retain_max_items:,}",
         "| tags per item |": f"{defaults.retain_max_tags} (each 1–{MAX_ID_CHARS} characters)",
         "| entity names per item |": f"{MAX_ENTITIES_PER_ITEM} (each up to {MAX_ID_CHARS}",
         "| chunk (source text) |": f"{MAX_CHUNK_CHARS:,} characters",

@@ -1,0 +1,165 @@
+"""Bulk import throughput: memories/s with vectors given, and with the encoders in the path.
+
+    .venv/bin/python -m benchmarks.import_bench [--memories 20000] [--encoded 2000]
+        [--background 0] [--batch 1000] [--out docs/benchmarks/import.md]
+
+The memories are the recall benchmark's synthetic lives (`benchmarks/recall_bench_data.py`:
+template text over invented people, places and activities, dates over three years, tags),
+so entities, keyword postings and temporal and semantic links are made as for real text.
+Their vectors are that benchmark's composite vectors: the real model's vectors of each
+text's components, summed, plus noise, so near-repeats are as close as real ones.
+
+1. **Vectors given**: `--memories` items, each with its `embedding`, imported into a fresh
+   bank of a store that already holds `--background` memories (a bank of their own, loaded
+   the same way first). Links are built as in normal use.
+2. **Encoders in the path**: `--encoded` items without vectors imported into another fresh
+   bank, next to the encoders' own throughput on the same texts in the same batches
+   (the embedding model, then the late-interaction model, one after the other, as import
+   runs them): the import's rate as a share of what the encoders alone allow.
+
+Each run uses a throw-away data directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchmarks.machine import machine_facts
+from benchmarks.recall_bench_data import make_memories, make_vocabulary
+from benchmarks.recall_bench_vectors import CompositeEmbedder
+from hindsight_tools import MemoryEngine, Settings
+from hindsight_tools.encoders.embedding import default_embedder, embed_texts
+
+SEED = 7
+
+
+def _items(
+    bank: str, count: int, embedder: CompositeEmbedder, with_vectors: bool
+) -> list[dict[str, Any]]:
+    memories = make_memories(bank, count, make_vocabulary(random.Random(SEED)), SEED)
+    for memory in memories:
+        embedder.register(memory.text, memory.parts)
+    vectors = embedder.vectors([m.text for m in memories]) if with_vectors else None
+    items = []
+    for i, memory in enumerate(memories):
+        item = memory.item()
+        if vectors is not None:
+            item["embedding"] = vectors[i].tolist()
+        items.append(item)
+    return items
+
+
+def _batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _timed_import(
+    engine: MemoryEngine, bank: str, items: list[dict[str, Any]], batch: int
+) -> float:
+    started = time.perf_counter()
+    result = engine.import_memories(bank, items, batch_size=batch)
+    elapsed = time.perf_counter() - started
+    assert result.imported == len(items), result
+    return elapsed
+
+
+def _link_counts(engine: MemoryEngine, bank: str) -> dict[str, int]:
+    with engine._pool.connection() as conn:
+        rows = conn.execute(
+            "SELECT link_type, count(*) FROM memory_links WHERE bank_id = %s GROUP BY 1",
+            (bank,),
+        ).fetchall()
+    return {str(kind): int(n) for kind, n in rows}
+
+
+def main(argv: Sequence[str] | None = None) -> str:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=20_000)
+    parser.add_argument("--encoded", type=int, default=2_000)
+    parser.add_argument("--background", type=int, default=0)
+    parser.add_argument("--batch", type=int, default=1000)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--database-url", help="an empty database to use instead of a throw-away embedded one"
+    )
+    args = parser.parse_args(argv)
+
+    data_dir = Path(tempfile.mkdtemp(prefix="hti-", dir="/tmp"))
+    settings = Settings(data_dir=data_dir, database_url=args.database_url)
+    real = default_embedder(settings.embeddings_model, settings.embeddings_batch_size)
+    composite = CompositeEmbedder(real, SEED)
+    lines: list[str] = []
+    try:
+        given = _items("import-given", args.memories, composite, with_vectors=True)
+        background = _items("background", args.background, composite, with_vectors=True)
+        encoded = _items("import-encoded", args.encoded, composite, with_vectors=False)
+        with MemoryEngine(settings=settings, embedder=real) as engine:
+            facts = machine_facts(engine.database_url)
+            if background:
+                _timed_import(engine, "background", background, args.batch)
+            given_seconds = _timed_import(engine, "import-given", given, args.batch)
+            given_links = _link_counts(engine, "import-given")
+
+            texts = [item["text"] for item in encoded]
+            late = engine._core.late_interaction
+            embed_texts(real, texts[:8])  # model warm-up is neither side's time
+            started = time.perf_counter()
+            for batch in _batches(texts, args.batch):
+                embed_texts(real, batch)
+                if late is not None:
+                    late.encode_documents(batch)
+            encoder_seconds = time.perf_counter() - started
+            encoded_seconds = _timed_import(engine, "import-encoded", encoded, args.batch)
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+    command = "`.venv/bin/python -m benchmarks.import_bench " + " ".join(
+        f"--{k} {v}" for k, v in (
+            ("memories", args.memories), ("encoded", args.encoded),
+            ("background", args.background), ("batch", args.batch),
+        )
+    ) + "`"  # fmt: skip
+    lines += [
+        "# Bulk import throughput",
+        "",
+        f"Regenerated by `benchmarks/import_bench.py` on {datetime.now(UTC):%Y-%m-%d}; "
+        "see its docstring for what is measured.",
+        "",
+        command,
+        "",
+        ", ".join(f"{k}: {v}" for k, v in facts.items()),
+        "",
+        "| path | memories | seconds | memories/s |",
+        "|---|---:|---:|---:|",
+        f"| vectors given, into a store of {args.background:,} others | {args.memories:,} | "
+        f"{given_seconds:.1f} | {args.memories / given_seconds:,.0f} |",
+        f"| encoders in the path | {args.encoded:,} | {encoded_seconds:.1f} | "
+        f"{args.encoded / encoded_seconds:,.0f} |",
+        f"| the encoders alone, same texts and batches | {args.encoded:,} | "
+        f"{encoder_seconds:.1f} | {args.encoded / encoder_seconds:,.0f} |",
+        "",
+        f"Encoders in the path run at **{encoder_seconds / encoded_seconds:.0%}** of the "
+        "encoders' own throughput.",
+        "",
+        "Links made by the import with vectors given: "
+        + ", ".join(f"{n:,} {kind}" for kind, n in sorted(given_links.items())),
+        "",
+    ]
+    report = "\n".join(lines)
+    print(report)
+    if args.out is not None:
+        args.out.write_text(report)
+    return report
+
+
+if __name__ == "__main__":
+    main()
