@@ -124,7 +124,7 @@ def lead_sentences(runs: Sequence[SystemRun], reference: str = REFERENCE) -> lis
 
 
 def recall10_target(runs: Sequence[SystemRun], reference: str = REFERENCE) -> list[str]:
-    """The issue's quality target: the reference ahead of every peer on non-adversarial R@10."""
+    """The quality bar: hindsight-tools ahead of every peer on non-adversarial R@10."""
     base = next((run for run in runs if run.name == reference), None)
     peers = [run for run in runs if is_peer(run.name, reference)]
     if base is None or not peers:

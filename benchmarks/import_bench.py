@@ -1,7 +1,7 @@
 """Bulk import throughput: memories/s with vectors given, and with the encoders in the path.
 
-    .venv/bin/python -m benchmarks.import_bench [--memories 20000] [--encoded 2000]
-        [--background 0] [--batch 1000] [--out docs/benchmarks/import.md]
+    .venv/bin/python -m benchmarks.import_bench [--memories 20000] [--encoded 4000]
+        [--background 0] [--batch 250] [--out docs/benchmarks/import.md]
 
 The memories are the recall benchmark's synthetic lives (`benchmarks/recall_bench_data.py`:
 template text over invented people, places and activities, dates over three years, tags),
@@ -84,9 +84,9 @@ def _link_counts(engine: MemoryEngine, bank: str) -> dict[str, int]:
 def main(argv: Sequence[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=20_000)
-    parser.add_argument("--encoded", type=int, default=2_000)
+    parser.add_argument("--encoded", type=int, default=4_000)
     parser.add_argument("--background", type=int, default=0)
-    parser.add_argument("--batch", type=int, default=1000)
+    parser.add_argument("--batch", type=int, default=250)
     parser.add_argument("--out", type=Path)
     parser.add_argument(
         "--database-url", help="an empty database to use instead of a throw-away embedded one"

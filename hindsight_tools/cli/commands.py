@@ -73,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     bulk.add_argument("file", type=Path)
     bulk.add_argument("--bank", required=True, help="target bank")
     bulk.add_argument(
-        "--batch-size", type=positive_int, default=1000, help="memories per transaction (>= 1)"
+        "--batch-size", type=positive_int, default=250, help="memories per transaction (>= 1)"
     )
     bulk.add_argument(
         "--embedding-model",

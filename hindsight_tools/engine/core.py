@@ -10,7 +10,6 @@ pool. Nothing here does I/O.
 from __future__ import annotations
 
 import functools
-import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -20,7 +19,6 @@ import pydantic
 
 from hindsight_tools.encoders.embedding import (
     Embedder,
-    Vectors,
     canonical_model_name,
     default_embedder,
     embed_texts,
@@ -44,13 +42,13 @@ from hindsight_tools.recall.arms.bm25 import keyword_backend
 from hindsight_tools.recall.pipeline import RecallServices, recall_program
 from hindsight_tools.recall.rerank.base import PassthroughReranker, RerankChain, Reranker
 from hindsight_tools.recall.rerank.providers import build_rerank_chain
-from hindsight_tools.retain.bulk import existing_ids_plan, import_plan
+from hindsight_tools.retain.bulk import BatchReader, Encoded, import_batches
 from hindsight_tools.retain.plans import retain_plan
 from hindsight_tools.retain.token_vectors import (
     missing_token_vectors_plan,
     store_token_vectors_plan,
 )
-from hindsight_tools.retain.units import prepare_items, unique_by_id, with_content_ids
+from hindsight_tools.retain.units import prepare_items
 from hindsight_tools.retain.vectors import (
     check_given_embeddings,
     merge_embeddings,
@@ -170,10 +168,6 @@ class EngineCore:
         embedding_model: str | None,
         progress: Callable[[int], object] | None = None,
     ) -> Program[ImportResult]:
-        """``items`` read lazily, ``batch_size`` at a time, each batch its own transaction;
-        ids the bank already holds are skipped, so running the same import again resumes it
-        (items without an id get one derived from their content, see
-        :func:`~hindsight_tools.retain.units.content_id`)."""
         validate_bank_id(bank_id)
         if (
             isinstance(batch_size, bool)
@@ -193,35 +187,23 @@ class EngineCore:
             raise InvalidRequestError(
                 [FieldProblem("items", "must be an iterable of MemoryItem or dicts")]
             )
-        imported = skipped = batches = 0
-        last_id: str | None = None
-        iterator = iter(items)
-        start = 0
-        while chunk := list(itertools.islice(iterator, batch_size)):
-            parsed = with_content_ids(parse_items(chunk, self.settings, first_index=start))
-            self._check_embeddings(parsed, embedding_model, start)
-            found: ParallelResult = yield Parallel(
-                {"existing": existing_ids_plan(bank_id, [item.id or "" for item in parsed])}
-            )
-            existing: set[str] = found["existing"][0]
-            fresh = unique_by_id([item for item in parsed if item.id not in existing])
-            skipped += len(parsed) - len(fresh)
-            if fresh:
-                prepared = prepare_items(fresh, self.entity_extractor)
-                embeddings, token_vectors = yield from self._vectors(fresh)
-                plan = import_plan(bank_id, prepared, embeddings, self.settings, token_vectors)
-                done: ParallelResult = yield Parallel({"import": plan})
-                written: list[str] = done["import"][0]
-                imported += len(written)
-                skipped += len(fresh) - len(written)
-                batches += 1
-                last_id = written[-1] if written else last_id
-            if progress is not None:
-                progress(len(parsed))
-            start += len(chunk)
-        return ImportResult(
-            bank_id=bank_id, imported=imported, skipped=skipped, batches=batches, last_id=last_id
+        batches = BatchReader(
+            items,
+            batch_size,
+            lambda chunk, start: self._checked(chunk, start, embedding_model),
         )
+        return (
+            yield from import_batches(
+                bank_id, batches, self.entity_extractor, self.encode, self.settings, progress
+            )
+        )
+
+    def _checked(
+        self, chunk: Sequence[Any], start: int, embedding_model: str | None
+    ) -> list[MemoryItem]:
+        parsed = parse_items(chunk, self.settings, first_index=start)
+        self._check_embeddings(parsed, embedding_model, start)
+        return parsed
 
     def _check_embeddings(
         self, items: Sequence[MemoryItem], stated_model: str | None, first_index: int
@@ -234,16 +216,18 @@ class EngineCore:
             first_index,
         )
 
-    def _vectors(
-        self, items: Sequence[MemoryItem]
-    ) -> Program[tuple[Vectors, list[bytes | None] | None]]:
+    def _vectors(self, items: Sequence[MemoryItem]) -> Program[Encoded]:
+        encoded: Encoded = yield Blocking(functools.partial(self.encode, items))
+        return encoded
+
+    def encode(self, items: Sequence[MemoryItem]) -> Encoded:
         """Embeddings for every item (given or encoded) and late-interaction vectors for
-        the encoded ones."""
+        the encoded ones: blocking, the models' work."""
         positions = to_encode(items)
         texts = [items[i].text for i in positions]
         dimension = self.embedder.dimension
         encoded = (
-            (yield Blocking(lambda: embed_texts(self.embedder, texts)))
+            embed_texts(self.embedder, texts)
             if texts
             else np.empty((0, dimension), dtype=np.float32)
         )
@@ -253,7 +237,7 @@ class EngineCore:
         late = self.late_interaction
         if late is None:
             return embeddings, None
-        documents = (yield Blocking(lambda: late.encode_documents(texts))) if texts else []
+        documents = late.encode_documents(texts) if texts else []
         return embeddings, place_token_vectors(len(items), documents, positions)
 
     def backfill_program(self, bank_id: str | None, batch: int) -> Program[int]:

@@ -162,7 +162,7 @@ class MemoryEngine:
         bank_id: str,
         items: Iterable[MemoryItem | Mapping[str, Any]],
         *,
-        batch_size: int = 1000,
+        batch_size: int = 250,
         embedding_model: str | None = None,
         progress: Callable[[int], object] | None = None,
     ) -> ImportResult:

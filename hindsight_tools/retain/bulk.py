@@ -9,16 +9,30 @@ skipped, not replaced: running an interrupted import again resumes it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import itertools
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from psycopg.types.json import Json
 
 from hindsight_tools.encoders.embedding import Vectors
+from hindsight_tools.models import ImportResult, MemoryItem
+from hindsight_tools.query.entities import EntityExtractor
 from hindsight_tools.retain.plans import derive, write_sources
-from hindsight_tools.retain.units import PreparedItem
+from hindsight_tools.retain.units import (
+    PreparedItem,
+    prepare_items,
+    unique_by_id,
+    with_content_ids,
+)
 from hindsight_tools.runtime.plan import Plan, Statement
+from hindsight_tools.runtime.program import Blocking, Parallel, ParallelResult, Program
 from hindsight_tools.settings import Settings
+
+# A batch's embeddings, and its late-interaction vectors (None where none were computed).
+Encoded = tuple[Vectors, list[bytes | None] | None]
 
 EXISTING_IDS = "SELECT id FROM memory_units WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)"
 _STAGE = """
@@ -65,6 +79,111 @@ SELECT %(bank)s, s.id, s.token_vectors FROM hindsight_import_stage s
 WHERE s.token_vectors IS NOT NULL AND s.id = ANY(%(ids)s)
 ON CONFLICT DO NOTHING
 """
+
+
+class BatchReader:
+    """``items`` in batches of ``size``, each checked by ``check(batch, index of its first
+    item)`` and given content ids where it has none."""
+
+    def __init__(
+        self,
+        items: Iterable[Any],
+        size: int,
+        check: Callable[[Sequence[Any], int], list[MemoryItem]],
+    ) -> None:
+        self._items = iter(items)
+        self._size = size
+        self._check = check
+        self._start = 0
+
+    def next(self) -> list[MemoryItem] | None:
+        chunk = list(itertools.islice(self._items, self._size))
+        if not chunk:
+            return None
+        start, self._start = self._start, self._start + len(chunk)
+        return with_content_ids(self._check(chunk, start))
+
+
+@dataclass
+class _Batch:
+    read: int
+    fresh: list[MemoryItem]
+
+
+@dataclass
+class _Tally:
+    imported: int = 0
+    skipped: int = 0
+    batches: int = 0
+    last_id: str | None = None
+
+
+def import_batches(
+    bank_id: str,
+    reader: BatchReader,
+    extractor: EntityExtractor,
+    encode: Callable[[Sequence[MemoryItem]], Encoded],
+    settings: Settings,
+    progress: Callable[[int], object] | None = None,
+) -> Program[ImportResult]:
+    """The import as a program: each batch written in its own transaction while the next
+    one is encoded, so an import whose items bring no vectors runs at about the encoders'
+    pace instead of encoders plus database.
+
+    Whatever stops the import (a bad item, a failing source, a database error) stops it
+    after the batches before it are written: a batch read before the failure is written
+    first, unless its own write is what failed."""
+    tally = _Tally()
+    current = yield from _fresh_batch(bank_id, reader, tally)
+    encoded: Encoded | None = None
+    if current is not None and current.fresh:
+        encoded = yield Blocking(functools.partial(encode, current.fresh))
+    while current is not None:
+        failure: Exception | None = None
+        try:
+            upcoming = yield from _fresh_batch(bank_id, reader, tally)
+        except Exception as exc:
+            upcoming, failure = None, exc
+        steps: dict[str, Plan[Any] | Blocking] = {}
+        if current.fresh and encoded is not None:
+            prepared = prepare_items(current.fresh, extractor)
+            embeddings, token_vectors = encoded
+            steps["import"] = import_plan(bank_id, prepared, embeddings, settings, token_vectors)
+        if upcoming is not None and upcoming.fresh:
+            steps["encode"] = Blocking(functools.partial(encode, upcoming.fresh))
+        done: ParallelResult = (yield Parallel(steps)) if steps else {}
+        if "import" in done:
+            written: list[str] = done["import"][0]
+            tally.imported += len(written)
+            tally.skipped += len(current.fresh) - len(written)
+            tally.batches += 1
+            tally.last_id = written[-1] if written else tally.last_id
+        if progress is not None:
+            progress(current.read)
+        if failure is not None:
+            raise failure
+        current = upcoming
+        encoded = done["encode"][0] if "encode" in done else None
+    return ImportResult(
+        bank_id=bank_id,
+        imported=tally.imported,
+        skipped=tally.skipped,
+        batches=tally.batches,
+        last_id=tally.last_id,
+    )
+
+
+def _fresh_batch(bank_id: str, reader: BatchReader, tally: _Tally) -> Program[_Batch | None]:
+    """The next batch without the ids the bank holds (and without repeats of one id)."""
+    parsed = reader.next()
+    if parsed is None:
+        return None
+    ids = [item.id or "" for item in parsed]
+    found: ParallelResult = yield Parallel({"existing": existing_ids_plan(bank_id, ids)})
+    existing: set[str] = found["existing"][0]
+    fresh = unique_by_id([item for item in parsed if item.id not in existing])
+    tally.skipped += len(parsed) - len(fresh)
+    return _Batch(len(parsed), fresh)
 
 
 def existing_ids_plan(bank_id: str, ids: Sequence[str]) -> Plan[set[str]]:
