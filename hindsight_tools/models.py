@@ -181,8 +181,8 @@ class RetainResult(BaseModel):
 
 class ImportResult(BaseModel):
     """What an import wrote: memories written, memories skipped because the bank already
-    held their id (an earlier run of the same import), batches committed, and the id of
-    the last memory of the last committed batch."""
+    held their id (an earlier run of the same import) or the stream repeated it, batches
+    committed, and the id of the last memory of the last committed batch."""
 
     model_config = ConfigDict(frozen=True)
 

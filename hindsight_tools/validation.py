@@ -76,10 +76,14 @@ def problems_from_pydantic(
 
 
 def parse_items(
-    items: Iterable[MemoryItem | Mapping[str, Any]], settings: Settings, first_index: int = 0
+    items: Iterable[MemoryItem | Mapping[str, Any]],
+    settings: Settings,
+    first_index: int = 0,
+    unique_ids: bool = True,
 ) -> list[MemoryItem]:
     """Check every item of a retain call (or of one batch of an import, whose first item is
-    ``items[first_index]``); raise once with all problems, before any write."""
+    ``items[first_index]`` and whose repeated ids are the import's to skip); raise once with
+    all problems, before any write."""
     if isinstance(items, (str, bytes, Mapping)):
         raise InvalidRequestError(
             [FieldProblem("items", "must be a list of MemoryItem or dicts, not a single item")]
@@ -100,7 +104,7 @@ def parse_items(
             problems.extend(problems_from_pydantic(exc, where, MemoryItem))
             continue
         problems.extend(_limit_problems(item, where, settings))
-        if item.id is not None:
+        if item.id is not None and unique_ids:
             if item.id in seen_ids:
                 problems.append(
                     FieldProblem(

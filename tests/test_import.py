@@ -15,7 +15,13 @@ import psycopg
 import pytest
 from pgvector.psycopg import register_vector
 
-from hindsight_tools import InvalidRequestError, MemoryEngine, Settings, StoreError
+from hindsight_tools import (
+    EmbedderError,
+    InvalidRequestError,
+    MemoryEngine,
+    Settings,
+    StoreError,
+)
 from tests.conftest import BANK_TABLES, count
 from tests.test_cli import cli
 
@@ -148,7 +154,7 @@ def test_a_failing_batch_leaves_the_earlier_ones_and_nothing_of_itself(
 ) -> None:
     items = _items(20)
     items[14] = {**items[14], "causal_links": [{"target_id": "nowhere"}]}
-    with pytest.raises(InvalidRequestError, match="causal_links"):
+    with pytest.raises(InvalidRequestError, match=r"items\[14\]\.causal_links\[0\]\.target_id"):
         engine.import_memories(bank, items, batch_size=10)
     assert count(db, "memory_units", bank) == 10
     stored = db.execute("SELECT id FROM memory_units WHERE bank_id = %s", (bank,)).fetchall()
@@ -178,6 +184,8 @@ def test_bad_vectors_are_refused_naming_the_item_in_the_whole_stream(
     for bad, where in (
         ([float("nan")] * 384, "items[0].embedding"),
         ([0.0] * 384, "items[0].embedding"),
+        ([1e39] * 384, "items[0].embedding"),  # beyond float32, the stored type
+        ([1e-46] * 384, "items[0].embedding"),  # zero once stored as float32
         ([], "items[0].embedding"),
         ("not a vector", "items[0].embedding"),
     ):
@@ -191,6 +199,71 @@ def test_bad_vectors_are_refused_naming_the_item_in_the_whole_stream(
     for batch_size in (0, -1, 10_001, True, 2.5):
         with pytest.raises(InvalidRequestError, match="batch_size"):
             engine.import_memories(bank, _items(1), batch_size=batch_size)  # type: ignore[arg-type]
+
+
+def test_a_stated_model_other_than_the_stores_is_refused_before_anything_is_written(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    items = _items(30)
+    items[25] = {**items[25], "embedding": [0.1] * 384}
+    with pytest.raises(InvalidRequestError, match="embedding_model"):
+        engine.import_memories(bank, items, batch_size=10, embedding_model="bge-small-en")
+    assert count(db, "memory_units", bank) == 0
+
+
+def test_a_repeated_id_is_skipped_whether_in_one_batch_or_another(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    items = [
+        {"id": "a", "text": "Jon opened a dance studio", "document_id": "d1", "chunk": "c1"},
+        {"id": "b", "text": "Jon sold the car"},
+        {"id": "a", "text": "Jon closed the studio", "document_id": "d2", "chunk": "c2"},
+    ]
+    for batch_size in (2, 10):
+        result = engine.import_memories(bank, items, batch_size=batch_size)
+        assert (result.imported, result.skipped) == (2, 1), batch_size
+        assert result.last_id == "b"
+        (stored,) = engine.get_memories(bank, ["a"])
+        assert stored.text == "Jon opened a dance studio"
+        assert count(db, "chunks", bank) == 1  # nothing written for the repeat
+        engine.delete_bank(bank)
+
+
+class _FailsAfter:
+    """The real embedder, failing from its ``calls + 1``-th call on (the model's memory ran
+    out, say); it keeps the real model's name, which the store checks."""
+
+    def __init__(self, inner: Any, calls: int) -> None:
+        self.inner, self.left = inner, calls
+        self.name, self.dimension = inner.name, inner.dimension
+
+    def embed(self, texts: Any) -> Any:
+        self.left -= 1
+        if self.left < 0:
+            raise MemoryError("the model ran out of memory")
+        return self.inner.embed(texts)
+
+
+def test_a_batch_whose_encoding_fails_still_lets_the_one_before_it_be_written(
+    settings: Settings, engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    flaky = _FailsAfter(engine._core.embedder, calls=1)
+    own = settings.with_overrides({"database_url": engine.database_url})
+    with MemoryEngine(settings=own, embedder=flaky) as other:
+        with pytest.raises(EmbedderError, match="ran out of memory"):
+            other.import_memories(bank, _items(30), batch_size=10)
+        assert count(db, "memory_units", bank) == 10
+        flaky.left = 1
+
+        async def run() -> None:
+            try:
+                await other.aio.import_memories(bank, _items(30), batch_size=10)
+            finally:
+                await other.aio.close()
+
+        with pytest.raises(EmbedderError, match="ran out of memory"):
+            asyncio.run(run())  # ten skipped as stored, ten encoded and written, ten failing
+        assert count(db, "memory_units", bank) == 20
 
 
 def test_items_without_ids_get_content_ids_so_a_rerun_skips_them(

@@ -246,7 +246,7 @@ def _import(args: argparse.Namespace) -> None:
         )
     print(
         f"imported {result.imported} memories into {result.bank_id} in {result.batches} "
-        f"batch(es); skipped {result.skipped} already stored"
+        f"batch(es); skipped {result.skipped} already stored or repeated"
     )
 
 

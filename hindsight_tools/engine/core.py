@@ -187,6 +187,8 @@ class EngineCore:
             raise InvalidRequestError(
                 [FieldProblem("items", "must be an iterable of MemoryItem or dicts")]
             )
+        # A stated model is checked before anything is read, not when its first vector comes.
+        self._check_embeddings([], embedding_model, 0)
         batches = BatchReader(
             items,
             batch_size,
@@ -201,7 +203,7 @@ class EngineCore:
     def _checked(
         self, chunk: Sequence[Any], start: int, embedding_model: str | None
     ) -> list[MemoryItem]:
-        parsed = parse_items(chunk, self.settings, first_index=start)
+        parsed = parse_items(chunk, self.settings, first_index=start, unique_ids=False)
         self._check_embeddings(parsed, embedding_model, start)
         return parsed
 

@@ -13,7 +13,7 @@ import functools
 import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from psycopg.types.json import Json
 
@@ -21,16 +21,12 @@ from hindsight_tools.encoders.embedding import Vectors
 from hindsight_tools.models import ImportResult, MemoryItem
 from hindsight_tools.query.entities import EntityExtractor
 from hindsight_tools.retain.plans import derive, write_sources
-from hindsight_tools.retain.units import (
-    PreparedItem,
-    prepare_items,
-    unique_by_id,
-    with_content_ids,
-)
+from hindsight_tools.retain.units import PreparedItem, prepare_items, with_content_ids
 from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.runtime.program import Blocking, Parallel, ParallelResult, Program
 from hindsight_tools.settings import Settings
 
+T = TypeVar("T")
 # A batch's embeddings, and its late-interaction vectors (None where none were computed).
 Encoded = tuple[Vectors, list[bytes | None] | None]
 
@@ -96,18 +92,34 @@ class BatchReader:
         self._check = check
         self._start = 0
 
-    def next(self) -> list[MemoryItem] | None:
+    def next(self) -> tuple[list[MemoryItem], int] | None:
+        """The next batch and the stream position of its first item; None at the end."""
         chunk = list(itertools.islice(self._items, self._size))
         if not chunk:
             return None
         start, self._start = self._start, self._start + len(chunk)
-        return with_content_ids(self._check(chunk, start))
+        return with_content_ids(self._check(chunk, start)), start
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """A step's exception as its value: the batch before it is written before it is raised."""
+
+    error: Exception
+
+
+def _captured(fn: Callable[..., T], *args: Any) -> T | _Failed:
+    try:
+        return fn(*args)
+    except Exception as exc:
+        return _Failed(exc)
 
 
 @dataclass
 class _Batch:
     read: int
     fresh: list[MemoryItem]
+    positions: list[int]  # of the fresh items in the whole stream
 
 
 @dataclass
@@ -130,40 +142,44 @@ def import_batches(
     one is encoded, so an import whose items bring no vectors runs at about the encoders'
     pace instead of encoders plus database.
 
-    Whatever stops the import (a bad item, a failing source, a database error) stops it
-    after the batches before it are written: a batch read before the failure is written
-    first, unless its own write is what failed."""
+    When reading, checking or encoding a batch fails (a bad item, a failing source, the
+    model), the batch before it is written first and the error raised after; a database
+    error stops the import where it is. Either way the batches written stay, and running
+    the import again goes on from there."""
     tally = _Tally()
-    current = yield from _fresh_batch(bank_id, reader, tally)
-    encoded: Encoded | None = None
+    current = yield from _fresh_batch(bank_id, reader, tally, frozenset())
+    if isinstance(current, _Failed):
+        raise current.error
+    encoded: Encoded | _Failed | None = None
     if current is not None and current.fresh:
         encoded = yield Blocking(functools.partial(encode, current.fresh))
     while current is not None:
-        failure: Exception | None = None
-        try:
-            upcoming = yield from _fresh_batch(bank_id, reader, tally)
-        except Exception as exc:
-            upcoming, failure = None, exc
+        assert not isinstance(encoded, _Failed)
+        pending = frozenset(item.id for item in current.fresh if item.id is not None)
+        upcoming = yield from _fresh_batch(bank_id, reader, tally, pending)
         steps: dict[str, Plan[Any] | Blocking] = {}
-        if current.fresh and encoded is not None:
-            prepared = prepare_items(current.fresh, extractor)
+        prepared = prepare_items(current.fresh, extractor, current.positions)
+        if prepared and encoded is not None:
             embeddings, token_vectors = encoded
             steps["import"] = import_plan(bank_id, prepared, embeddings, settings, token_vectors)
-        if upcoming is not None and upcoming.fresh:
-            steps["encode"] = Blocking(functools.partial(encode, upcoming.fresh))
+        if isinstance(upcoming, _Batch) and upcoming.fresh:
+            steps["encode"] = Blocking(functools.partial(_captured, encode, upcoming.fresh))
         done: ParallelResult = (yield Parallel(steps)) if steps else {}
         if "import" in done:
-            written: list[str] = done["import"][0]
-            tally.imported += len(written)
-            tally.skipped += len(current.fresh) - len(written)
+            kept = set(done["import"][0])
+            tally.imported += len(kept)
+            tally.skipped += len(prepared) - len(kept)
             tally.batches += 1
-            tally.last_id = written[-1] if written else tally.last_id
+            tally.last_id = next((p.id for p in reversed(prepared) if p.id in kept), None) or (
+                tally.last_id
+            )
         if progress is not None:
             progress(current.read)
-        if failure is not None:
-            raise failure
-        current = upcoming
         encoded = done["encode"][0] if "encode" in done else None
+        for failed in (upcoming, encoded):
+            if isinstance(failed, _Failed):
+                raise failed.error
+        current = upcoming if isinstance(upcoming, _Batch) else None
     return ImportResult(
         bank_id=bank_id,
         imported=tally.imported,
@@ -173,17 +189,26 @@ def import_batches(
     )
 
 
-def _fresh_batch(bank_id: str, reader: BatchReader, tally: _Tally) -> Program[_Batch | None]:
-    """The next batch without the ids the bank holds (and without repeats of one id)."""
-    parsed = reader.next()
-    if parsed is None:
-        return None
+def _fresh_batch(
+    bank_id: str, reader: BatchReader, tally: _Tally, pending: frozenset[str]
+) -> Program[_Batch | _Failed | None]:
+    """The next batch without the ids the bank holds, the ids of the batch still being
+    written (``pending``) and repeats within itself; None at the end."""
+    read = yield Blocking(functools.partial(_captured, reader.next))
+    if read is None or isinstance(read, _Failed):
+        return read
+    parsed, start = read
     ids = [item.id or "" for item in parsed]
     found: ParallelResult = yield Parallel({"existing": existing_ids_plan(bank_id, ids)})
-    existing: set[str] = found["existing"][0]
-    fresh = unique_by_id([item for item in parsed if item.id not in existing])
+    seen = set(found["existing"][0]) | pending
+    fresh, positions = [], []
+    for offset, item in enumerate(parsed):
+        if item.id not in seen:
+            seen.add(item.id or "")
+            fresh.append(item)
+            positions.append(start + offset)
     tally.skipped += len(parsed) - len(fresh)
-    return _Batch(len(parsed), fresh)
+    return _Batch(len(parsed), fresh, positions)
 
 
 def existing_ids_plan(bank_id: str, ids: Sequence[str]) -> Plan[set[str]]:

@@ -306,7 +306,7 @@ def derive(
 
 def _causal_links(bank_id: str, prepared: Sequence[PreparedItem]) -> Plan[None]:
     links = [
-        (p.index, j, p.id, link) for p in prepared for j, link in enumerate(p.item.causal_links)
+        (p.position, j, p.id, link) for p in prepared for j, link in enumerate(p.item.causal_links)
     ]
     if not links:
         return

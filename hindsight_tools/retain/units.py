@@ -23,6 +23,8 @@ class PreparedItem:
     entities: tuple[str, ...]
     document_id: str | None
     chunk_id: str | None
+    # where the caller counts the item (an import's position in the whole stream), for errors
+    position: int
 
 
 def entity_key(name: str) -> str:
@@ -54,27 +56,22 @@ def with_content_ids(items: Sequence[MemoryItem]) -> list[MemoryItem]:
     ]
 
 
-def unique_by_id(items: Sequence[MemoryItem]) -> list[MemoryItem]:
-    """The first item of each id (identical items without an id share their content id)."""
-    seen: set[str | None] = set()
-    unique = []
-    for item in items:
-        if item.id not in seen:
-            seen.add(item.id)
-            unique.append(item)
-    return unique
-
-
-def prepare_items(items: Sequence[MemoryItem], extractor: EntityExtractor) -> list[PreparedItem]:
+def prepare_items(
+    items: Sequence[MemoryItem],
+    extractor: EntityExtractor,
+    positions: Sequence[int] | None = None,
+) -> list[PreparedItem]:
+    """``positions``: how the caller numbers the items in errors (their index by default)."""
     prepared = []
     problems = []
     for index, item in enumerate(items):
+        position = index if positions is None else positions[index]
         memory_id = item.id or uuid.uuid4().hex
         for j, link in enumerate(item.causal_links):
             if link.target_id == memory_id:
                 problems.append(
                     FieldProblem(
-                        f"items[{index}].causal_links[{j}].target_id",
+                        f"items[{position}].causal_links[{j}].target_id",
                         "points to the item itself; a causal link needs another memory's id",
                     )
                 )
@@ -91,7 +88,9 @@ def prepare_items(items: Sequence[MemoryItem], extractor: EntityExtractor) -> li
         if item.chunk is not None and document_id is not None:
             chunk_id = chunk_id_for(document_id, item.chunk)
         prepared.append(
-            PreparedItem(index, memory_id, item, tuple(unique.values()), document_id, chunk_id)
+            PreparedItem(
+                index, memory_id, item, tuple(unique.values()), document_id, chunk_id, position
+            )
         )
     if problems:
         raise InvalidRequestError(problems)

@@ -15,6 +15,8 @@ from hindsight_tools.encoders.embedding import Vectors
 from hindsight_tools.errors import FieldProblem, InvalidRequestError
 from hindsight_tools.models import MemoryItem
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
 
 def check_given_embeddings(
     items: Sequence[MemoryItem],
@@ -24,13 +26,9 @@ def check_given_embeddings(
     first_index: int = 0,
 ) -> None:
     """Raise naming each item whose embedding can't be this store's, and the model stated
-    for them if it is another than the store's."""
+    for the embeddings if it is another than the store's."""
     problems = []
-    if (
-        stated_model is not None
-        and stated_model != model
-        and any(item.embedding is not None for item in items)
-    ):
+    if stated_model is not None and stated_model != model:
         problems.append(
             FieldProblem(
                 "embedding_model",
@@ -48,13 +46,25 @@ def check_given_embeddings(
                     f"{dimension}-dimensional vectors",
                 )
             )
-        elif item.embedding is not None and not any(item.embedding):
-            problems.append(
-                FieldProblem(
-                    f"items[{index}].embedding",
-                    "is all zeros; a zero vector has no direction to compare by cosine",
+        elif item.embedding is not None:
+            # Stored as float32: what overflows or vanishes there is checked as stored.
+            with np.errstate(over="ignore", under="ignore"):
+                stored = np.asarray(item.embedding, dtype=np.float32)
+            if not np.isfinite(stored).all():
+                problems.append(
+                    FieldProblem(
+                        f"items[{index}].embedding",
+                        f"has values beyond float32's range (±{_FLOAT32_MAX:.1e})",
+                    )
                 )
-            )
+            elif not stored.any():
+                problems.append(
+                    FieldProblem(
+                        f"items[{index}].embedding",
+                        "is all zeros (as float32); a zero vector has no direction to compare "
+                        "by cosine",
+                    )
+                )
     if problems:
         raise InvalidRequestError(problems)
 
