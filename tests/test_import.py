@@ -318,3 +318,9 @@ def test_import_from_the_command_line_resumes(
     assert count(db, "memory_units", bank) == 30
     refused = cli(settings, "import", str(path), "--bank", bank, "--embedding-model", "other")
     assert refused.returncode == 2 and "embedding_model" in refused.stderr
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "fine"}\n\n{"text": "wrong type", "fact_type": "fact"}\n')
+    refused = cli(settings, "import", str(bad), "--bank", bank)
+    assert refused.returncode == 2
+    assert f"{bad}:3 (items[1].fact_type)" in refused.stderr, refused.stderr
+    assert "'world', 'experience' or 'observation'" in refused.stderr

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Any, get_args
@@ -230,20 +231,39 @@ def _retain(args: argparse.Namespace) -> None:
 
 
 def _import(args: argparse.Namespace) -> None:
+    from array import array
+
     from tqdm import tqdm
 
     from hindsight_tools.engine import MemoryEngine
+    from hindsight_tools.errors import FieldProblem, InvalidRequestError
     from hindsight_tools.jsonl import item_from_record, read_records
 
-    items = (item_from_record(record) for _, record in read_records(args.file))
+    lines = array("L")  # the file's line of each item, for errors that name items[k]
+
+    def items() -> Iterator[dict[str, Any]]:
+        for number, record in read_records(args.file):
+            lines.append(number)
+            yield item_from_record(record)
+
+    def at_line(problem: FieldProblem) -> FieldProblem:
+        found = re.match(r"items\[(\d+)\]", problem.location)
+        if found is None or int(found.group(1)) >= len(lines):
+            return problem
+        where = f"{args.file}:{lines[int(found.group(1))]} ({problem.location})"
+        return FieldProblem(where, problem.message)
+
     with MemoryEngine() as engine, tqdm(unit="memory", desc="import") as bar:
-        result = engine.import_memories(
-            args.bank,
-            items,
-            batch_size=args.batch_size,
-            embedding_model=args.embedding_model,
-            progress=bar.update,
-        )
+        try:
+            result = engine.import_memories(
+                args.bank,
+                items(),
+                batch_size=args.batch_size,
+                embedding_model=args.embedding_model,
+                progress=bar.update,
+            )
+        except InvalidRequestError as exc:
+            raise InvalidRequestError([at_line(p) for p in exc.problems]) from None
     print(
         f"imported {result.imported} memories into {result.bank_id} in {result.batches} "
         f"batch(es); skipped {result.skipped} already stored or repeated"
