@@ -22,3 +22,7 @@ def test_the_import_benchmark_reports_both_paths(scratch_db: str) -> None:
     assert share and 0 < int(share.group(1)) <= 1000
     links = re.search(r"([\d,]+) semantic", report)
     assert links and int(links.group(1).replace(",", "")) > 0, report
+    costs = dict(re.findall(r"^\| (a memory's row|its links)[^|]*\| (-?[\d.]+) \|$", report, re.M))
+    assert set(costs) == {"a memory's row", "its links"}, report
+    for needed in ("the HNSW index of every memory", "their two foreign keys", "all of the above"):
+        assert needed in report
