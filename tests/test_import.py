@@ -315,7 +315,13 @@ def test_import_from_the_command_line_resumes(
     done = cli(settings, "import", str(path), "--bank", bank, "--batch-size", "5")
     assert done.returncode == 0, done.stderr
     assert "imported 18 memories" in done.stdout and "skipped 12" in done.stdout
+    assert f"run hindsight-tools backfill --bank {bank}" in done.stdout
     assert count(db, "memory_units", bank) == 30
+    assert count(db, "memory_token_vectors", bank) == 15  # the lines without a vector
+    done = cli(settings, "backfill", "--bank", bank)
+    assert done.returncode == 0, done.stderr
+    assert "for 15 memories" in done.stdout
+    assert count(db, "memory_token_vectors", bank) == 30
     refused = cli(settings, "import", str(path), "--bank", bank, "--embedding-model", "other")
     assert refused.returncode == 2 and "embedding_model" in refused.stderr
     bad = tmp_path / "bad.jsonl"

@@ -81,6 +81,19 @@ def _parser() -> argparse.ArgumentParser:
         help="the model that made the lines' embeddings; refused unless it is the store's",
     )
 
+    backfill = commands.add_parser(
+        "backfill",
+        help="store late-interaction vectors for memories that have none",
+        description="Memories imported with their own embedding, or retained with late "
+        "interaction off, have no late-interaction vectors; recall in a bank where many "
+        "lack them goes without late interaction. This encodes them, a batch per "
+        "transaction.",
+    )
+    backfill.add_argument("--bank", help="only this bank (default: every bank)")
+    backfill.add_argument(
+        "--batch-size", type=positive_int, default=256, help="memories per transaction (>= 1)"
+    )
+
     evaluate = commands.add_parser(
         "eval", help="turn-level recall@k on a LoCoMo-format directory (memories, queries)"
     )
@@ -169,6 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _evaluate(args)
         elif args.command == "import":
             _import(args)
+        elif args.command == "backfill":
+            _backfill(args)
         elif args.command == "mcp":
             try:
                 from hindsight_tools.tools.mcp import run
@@ -240,10 +255,13 @@ def _import(args: argparse.Namespace) -> None:
     from hindsight_tools.jsonl import item_from_record, read_records
 
     lines = array("L")  # the file's line of each item, for errors that name items[k]
+    with_vectors = 0
 
     def items() -> Iterator[dict[str, Any]]:
+        nonlocal with_vectors
         for number, record in read_records(args.file):
             lines.append(number)
+            with_vectors += record.get("embedding") is not None
             yield item_from_record(record)
 
     def at_line(problem: FieldProblem) -> FieldProblem:
@@ -264,10 +282,28 @@ def _import(args: argparse.Namespace) -> None:
             )
         except InvalidRequestError as exc:
             raise InvalidRequestError([at_line(p) for p in exc.problems]) from None
+        late = engine.late_interaction
     print(
         f"imported {result.imported} memories into {result.bank_id} in {result.batches} "
         f"batch(es); skipped {result.skipped} already stored or repeated"
     )
+    if with_vectors and late:
+        print(
+            f"{with_vectors} line(s) brought their embedding and have no late-interaction "
+            f"vectors yet: run hindsight-tools backfill --bank {result.bank_id}"
+        )
+
+
+def _backfill(args: argparse.Namespace) -> None:
+    from hindsight_tools.engine import MemoryEngine
+
+    with MemoryEngine() as engine:
+        if not engine.late_interaction:
+            print("late interaction is off (HINDSIGHT_API_LATE_INTERACTION): nothing to store")
+            return
+        filled = engine.backfill_token_vectors(args.bank, batch=args.batch_size)
+    where = f"bank {args.bank}" if args.bank else "every bank"
+    print(f"stored late-interaction vectors for {filled} memories in {where}")
 
 
 def _evaluate(args: argparse.Namespace) -> None:
