@@ -1,4 +1,5 @@
-"""The bulk write path of an import: one batch, new memories only, rows by COPY.
+"""The bulk write path of an import: batches of new memories, rows by COPY, each batch
+encoded while the one before it is written.
 
 A retain upserts row by row; an import streams a large file whose memories are mostly new,
 so each batch is copied into a transaction-local staging table and inserted from there in
@@ -20,7 +21,7 @@ from psycopg.types.json import Json
 from hindsight_tools.encoders.embedding import Vectors
 from hindsight_tools.models import ImportResult, MemoryItem
 from hindsight_tools.query.entities import EntityExtractor
-from hindsight_tools.retain.plans import derive, write_sources
+from hindsight_tools.retain.plans import EXISTING_IDS, derive, write_sources
 from hindsight_tools.retain.units import PreparedItem, prepare_items, with_content_ids
 from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.runtime.program import Blocking, Parallel, ParallelResult, Program
@@ -30,7 +31,6 @@ T = TypeVar("T")
 # A batch's embeddings, and its late-interaction vectors (None where none were computed).
 Encoded = tuple[Vectors, list[bytes | None] | None]
 
-EXISTING_IDS = "SELECT id FROM memory_units WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)"
 _STAGE = """
 CREATE TEMP TABLE hindsight_import_stage (
     position integer, id text, text text, context text, fact_type text, embedding vector,

@@ -35,7 +35,7 @@ SELECT %(bank)s, %(chunk_id)s, %(document_id)s,
 FROM chunks WHERE bank_id = %(bank)s AND document_id = %(document_id)s
 ON CONFLICT (bank_id, chunk_id) DO NOTHING
 """
-_EXISTING = "SELECT id FROM memory_units WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)"
+EXISTING_IDS = "SELECT id FROM memory_units WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)"
 DROP_UNIT_ENTITIES = """
 DELETE FROM unit_entities WHERE bank_id = %(bank)s AND unit_id = ANY(%(ids)s)
 RETURNING entity_id
@@ -194,7 +194,7 @@ def retain_plan(
     ids = [p.id for p in prepared]
     yield from write_sources(bank_id, prepared)
 
-    existing = {row[0] for row in (yield Statement(_EXISTING, {**bank, "ids": ids}))}
+    existing = {row[0] for row in (yield Statement(EXISTING_IDS, {**bank, "ids": ids}))}
     old_entity_ids = sorted(
         {row[0] for row in (yield Statement(DROP_UNIT_ENTITIES, {**bank, "ids": ids}))}
     )
