@@ -75,6 +75,15 @@ def problems_from_pydantic(
     return problems
 
 
+def refuse_single_item(items: object) -> None:
+    """A lone item (or a string) where a sequence of items belongs is refused by name:
+    iterating it would turn its keys or characters into items."""
+    if isinstance(items, (str, bytes, Mapping)):
+        raise InvalidRequestError(
+            [FieldProblem("items", "must be a list of MemoryItem or dicts, not a single item")]
+        )
+
+
 def parse_items(
     items: Iterable[MemoryItem | Mapping[str, Any]],
     settings: Settings,
@@ -84,10 +93,7 @@ def parse_items(
     """Check every item of a retain call (or of one batch of an import, whose first item is
     ``items[first_index]`` and whose repeated ids are the import's to skip); raise once with
     all problems, before any write."""
-    if isinstance(items, (str, bytes, Mapping)):
-        raise InvalidRequestError(
-            [FieldProblem("items", "must be a list of MemoryItem or dicts, not a single item")]
-        )
+    refuse_single_item(items)
     parsed: list[MemoryItem] = []
     problems: list[FieldProblem] = []
     seen_ids: dict[str, int] = {}

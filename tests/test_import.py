@@ -124,10 +124,9 @@ def test_retain_takes_a_given_embedding_too(engine: MemoryEngine, bank: str, db:
     vector[5] = 1.0
     engine.retain(bank, [{"id": "a", "text": "Bob likes tea", "embedding": vector.tolist()}])
     register_vector(db)
-    (stored,) = db.execute(
-        "SELECT embedding FROM memory_units WHERE bank_id = %s", (bank,)
-    ).fetchone() or (None,)
-    np.testing.assert_array_equal(stored.to_numpy(), vector)
+    rows = db.execute("SELECT embedding FROM memory_units WHERE bank_id = %s", (bank,)).fetchall()
+    assert len(rows) == 1
+    np.testing.assert_array_equal(rows[0][0].to_numpy(), vector)
     assert count(db, "memory_token_vectors", bank) == 0
 
 
@@ -196,6 +195,8 @@ def test_bad_vectors_are_refused_naming_the_item_in_the_whole_stream(
             bank, [{"text": "x", "embedding": [0.1] * 384}], embedding_model="bge-small-en"
         )
     assert "sentence-transformers/all-MiniLM-L6-v2" in str(caught.value)
+    with pytest.raises(InvalidRequestError, match="not a single item"):
+        engine.import_memories(bank, {"text": "one memory, not a list"})  # type: ignore[dict-item]
     for batch_size in (0, -1, 10_001, True, 2.5):
         with pytest.raises(InvalidRequestError, match="batch_size"):
             engine.import_memories(bank, _items(1), batch_size=batch_size)  # type: ignore[arg-type]

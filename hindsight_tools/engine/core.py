@@ -63,6 +63,7 @@ from hindsight_tools.store.embedded import EmbeddedServer, acquire_server
 from hindsight_tools.validation import (
     parse_items,
     problems_from_pydantic,
+    refuse_single_item,
     validate_bank_id,
     validate_ids,
 )
@@ -154,7 +155,7 @@ class EngineCore:
         parsed = parse_items(items, self.settings)
         self._check_embeddings(parsed, None, 0)
         prepared = prepare_items(parsed, self.entity_extractor)
-        embeddings, token_vectors = yield from self._vectors(parsed)
+        embeddings, token_vectors = yield Blocking(functools.partial(self.encode, parsed))
         done: ParallelResult = yield Parallel(
             {"retain": retain_plan(bank_id, prepared, embeddings, self.settings, token_vectors)}
         )
@@ -183,28 +184,19 @@ class EngineCore:
                     )
                 ]
             )
-        if isinstance(items, (str, bytes, Mapping)):
-            raise InvalidRequestError(
-                [FieldProblem("items", "must be an iterable of MemoryItem or dicts")]
-            )
-        # A stated model is checked before anything is read, not when its first vector comes.
+        refuse_single_item(items)
+        # A stated model is checked once, before anything is read, not when a vector comes.
         self._check_embeddings([], embedding_model, 0)
-        batches = BatchReader(
-            items,
-            batch_size,
-            lambda chunk, start: self._checked(chunk, start, embedding_model),
-        )
+        batches = BatchReader(items, batch_size, self._checked)
         return (
             yield from import_batches(
                 bank_id, batches, self.entity_extractor, self.encode, self.settings, progress
             )
         )
 
-    def _checked(
-        self, chunk: Sequence[Any], start: int, embedding_model: str | None
-    ) -> list[MemoryItem]:
+    def _checked(self, chunk: Sequence[Any], start: int) -> list[MemoryItem]:
         parsed = parse_items(chunk, self.settings, first_index=start, unique_ids=False)
-        self._check_embeddings(parsed, embedding_model, start)
+        self._check_embeddings(parsed, None, start)
         return parsed
 
     def _check_embeddings(
@@ -217,10 +209,6 @@ class EngineCore:
             None if stated_model is None else canonical_model_name(stated_model),
             first_index,
         )
-
-    def _vectors(self, items: Sequence[MemoryItem]) -> Program[Encoded]:
-        encoded: Encoded = yield Blocking(functools.partial(self.encode, items))
-        return encoded
 
     def encode(self, items: Sequence[MemoryItem]) -> Encoded:
         """Embeddings for every item (given or encoded) and late-interaction vectors for

@@ -21,7 +21,7 @@ from psycopg.types.json import Json
 from hindsight_tools.encoders.embedding import Vectors
 from hindsight_tools.models import ImportResult, MemoryItem
 from hindsight_tools.query.entities import EntityExtractor
-from hindsight_tools.retain.plans import EXISTING_IDS, derive, write_sources
+from hindsight_tools.retain.plans import derive, existing_ids_plan, write_sources
 from hindsight_tools.retain.units import PreparedItem, prepare_items, with_content_ids
 from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.runtime.program import Blocking, Parallel, ParallelResult, Program
@@ -150,11 +150,10 @@ def import_batches(
     current = yield from _fresh_batch(bank_id, reader, tally, frozenset())
     if isinstance(current, _Failed):
         raise current.error
-    encoded: Encoded | _Failed | None = None
+    encoded: Encoded | None = None
     if current is not None and current.fresh:
         encoded = yield Blocking(functools.partial(encode, current.fresh))
     while current is not None:
-        assert not isinstance(encoded, _Failed)
         pending = frozenset(item.id for item in current.fresh if item.id is not None)
         upcoming = yield from _fresh_batch(bank_id, reader, tally, pending)
         steps: dict[str, Plan[Any] | Blocking] = {}
@@ -167,19 +166,19 @@ def import_batches(
         done: ParallelResult = (yield Parallel(steps)) if steps else {}
         if "import" in done:
             kept = set(done["import"][0])
-            tally.imported += len(kept)
-            tally.skipped += len(prepared) - len(kept)
+            written = [p.id for p in prepared if p.id in kept]
+            tally.imported += len(written)
+            tally.skipped += len(prepared) - len(written)
             tally.batches += 1
-            tally.last_id = next((p.id for p in reversed(prepared) if p.id in kept), None) or (
-                tally.last_id
-            )
+            tally.last_id = written[-1] if written else tally.last_id
         if progress is not None:
             progress(current.read)
-        encoded = done["encode"][0] if "encode" in done else None
-        for failed in (upcoming, encoded):
+        next_encoded = done["encode"][0] if "encode" in done else None
+        for failed in (upcoming, next_encoded):
             if isinstance(failed, _Failed):
                 raise failed.error
         current = upcoming if isinstance(upcoming, _Batch) else None
+        encoded = next_encoded
     return ImportResult(
         bank_id=bank_id,
         imported=tally.imported,
@@ -211,12 +210,6 @@ def _fresh_batch(
     return _Batch(len(parsed), fresh, positions)
 
 
-def existing_ids_plan(bank_id: str, ids: Sequence[str]) -> Plan[set[str]]:
-    """Which of ``ids`` the bank holds already."""
-    rows = yield Statement(EXISTING_IDS, {"bank": bank_id, "ids": list(ids)})
-    return {str(row[0]) for row in rows}
-
-
 def import_plan(
     bank_id: str,
     prepared: Sequence[PreparedItem],
@@ -224,8 +217,8 @@ def import_plan(
     settings: Settings,
     token_vectors: Sequence[bytes | None] | None = None,
 ) -> Plan[list[str]]:
-    """One batch of an import in one transaction; returns the ids it wrote, in order (a
-    memory another writer stored meanwhile is left as that writer stored it)."""
+    """One batch of an import in one transaction; returns the ids it wrote (a memory
+    another writer stored meanwhile is left as that writer stored it)."""
     yield from write_sources(bank_id, prepared)
     yield Statement(_STAGE, None, "none")
     rows = [_stage_row(p, embeddings[p.index], token_vectors) for p in prepared]

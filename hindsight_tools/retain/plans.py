@@ -35,7 +35,7 @@ SELECT %(bank)s, %(chunk_id)s, %(document_id)s,
 FROM chunks WHERE bank_id = %(bank)s AND document_id = %(document_id)s
 ON CONFLICT (bank_id, chunk_id) DO NOTHING
 """
-EXISTING_IDS = "SELECT id FROM memory_units WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)"
+_EXISTING_IDS = "SELECT id FROM memory_units WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)"
 DROP_UNIT_ENTITIES = """
 DELETE FROM unit_entities WHERE bank_id = %(bank)s AND unit_id = ANY(%(ids)s)
 RETURNING entity_id
@@ -194,7 +194,7 @@ def retain_plan(
     ids = [p.id for p in prepared]
     yield from write_sources(bank_id, prepared)
 
-    existing = {row[0] for row in (yield Statement(EXISTING_IDS, {**bank, "ids": ids}))}
+    existing = yield from existing_ids_plan(bank_id, ids)
     old_entity_ids = sorted(
         {row[0] for row in (yield Statement(DROP_UNIT_ENTITIES, {**bank, "ids": ids}))}
     )
@@ -223,6 +223,12 @@ def retain_plan(
         created=sum(1 for i in ids if i not in existing),
         updated=sum(1 for i in ids if i in existing),
     )
+
+
+def existing_ids_plan(bank_id: str, ids: Sequence[str]) -> Plan[set[str]]:
+    """Which of ``ids`` the bank holds already."""
+    rows = yield Statement(_EXISTING_IDS, {"bank": bank_id, "ids": list(ids)})
+    return {str(row[0]) for row in rows}
 
 
 def write_sources(bank_id: str, prepared: Sequence[PreparedItem]) -> Plan[None]:
