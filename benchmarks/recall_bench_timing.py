@@ -19,6 +19,8 @@ from benchmarks.recall_bench_vectors import CompositeEmbedder
 from hindsight_tools import MemoryEngine
 from hindsight_tools.encoders.embedding import Embedder
 from hindsight_tools.models import FACT_TYPES, Budget, FactType, RecallRequest
+from hindsight_tools.query.time_window import extract_time_window
+from hindsight_tools.recall.arms.base import ArmName
 from hindsight_tools.recall.arms.semantic import _SCAN
 from hindsight_tools.recall.budget import recall_budget
 from hindsight_tools.recall.pipeline import arm_plans
@@ -111,6 +113,30 @@ def _explained(plan: Plan[Any], options: str) -> Plan[list[str]]:
     return [str(line[0]) for line in lines]
 
 
+def arm_plan(
+    engine: MemoryEngine,
+    bank: str,
+    question: str,
+    vector: Any,
+    types: list[FactType] | None,
+    budget: Budget = "mid",
+    arm: ArmName = "semantic",
+) -> Plan[list[tuple[str, float]]]:
+    """One arm's plan exactly as a recall at ``budget`` builds it (the temporal arm's window
+    is the question's own, read as of the benchmark's "now")."""
+    services = engine._core.recall_services
+    request = RecallRequest(query=question, budget=budget, types=types)
+    limit = recall_budget(request.budget, request.max_tokens, services.settings)
+    window = extract_time_window(question, NOW)
+    plans = arm_plans(services, bank, request, question, vector, window, limit)
+    for name, plan in plans.items():
+        if name != arm:
+            plan.close()
+    if arm not in plans:
+        raise SystemExit(f"the {arm} arm is off (HINDSIGHT_API_RECALL_ARMS) or has no window")
+    return plans[arm]
+
+
 def semantic_arm(
     engine: MemoryEngine,
     bank: str,
@@ -120,16 +146,33 @@ def semantic_arm(
     budget: Budget = "mid",
 ) -> Plan[list[tuple[str, float]]]:
     """The semantic arm's plan exactly as a recall at ``budget`` builds it."""
-    services = engine._core.recall_services
-    request = RecallRequest(query=question, budget=budget, types=types)
-    limit = recall_budget(request.budget, request.max_tokens, services.settings)
-    plans = arm_plans(services, bank, request, question, vector, None, limit)
-    for name, plan in plans.items():
-        if name != "semantic":
-            plan.close()
-    if "semantic" not in plans:
-        raise SystemExit("the semantic arm is switched off (HINDSIGHT_API_RECALL_ARMS)")
-    return plans["semantic"]
+    return arm_plan(engine, bank, question, vector, types, budget, "semantic")
+
+
+def _every_explained(plan: Plan[Any], options: str) -> Plan[list[str]]:
+    """``plan`` run as it is, each row-returning statement preceded by its EXPLAIN."""
+    lines: list[str] = []
+    explain = sql.SQL("EXPLAIN ({}) ").format(sql.SQL(options))
+    rows: Rows | None = None
+    try:
+        while True:
+            stmt = plan.send(rows)
+            if stmt.mode == "rows":
+                query = (
+                    stmt.query if isinstance(stmt.query, sql.Composable) else sql.SQL(stmt.query)
+                )
+                found = yield Statement(explain + query, stmt.params)
+                lines += [str(line[0]) for line in found]
+            rows = yield stmt
+    except StopIteration:
+        return lines
+
+
+def explained(engine: MemoryEngine, plan: Plan[Any], options: str) -> list[str]:
+    """The EXPLAIN lines of every row-returning statement of ``plan``, one after the other
+    (a statement after the first may depend on the rows of those before it)."""
+    lines: list[str] = _run(engine, _every_explained(plan, options))
+    return lines
 
 
 # --- the measurements --------------------------------------------------------------------

@@ -277,6 +277,15 @@ def derive(
         yield Statement(COUNT_MENTIONS, counts, "none")
         yield Statement(DROP_UNUSED_ENTITIES, counts, "none")
 
+    yield from link_plan(bank_id, ids, settings)
+    yield from _causal_links(bank_id, prepared)
+
+
+def link_plan(bank_id: str, ids: Sequence[str], settings: Settings) -> Plan[None]:
+    """The semantic and temporal links from the memories ``ids`` to their neighbours in the
+    bank, as the settings ask for them; links already there get the new weight."""
+    bank = {"bank": bank_id}
+    ids = list(ids)
     if settings.semantic_link_top_k > 0:
         ((bank_size,),) = yield Statement(_BANK_SIZE, bank)
         method = "exact" if bank_size <= settings.semantic_link_exact_max_units else "hnsw"
@@ -307,7 +316,6 @@ def derive(
             },
             "none",
         )
-    yield from _causal_links(bank_id, prepared)
 
 
 def _causal_links(bank_id: str, prepared: Sequence[PreparedItem]) -> Plan[None]:

@@ -1,0 +1,268 @@
+"""Recall at scale in the two shapes a store grows into: one bank with a long life, and many
+small banks in one database.
+
+    .venv/bin/python -m benchmarks.scale_bench [--big 1000000] [--banks 10000]
+        [--bank-size 100] [--queries 100] [--shapes one-big many-small alone]
+        [--data-dir DIR] [--reuse] [--out FILE] [--seed 7]
+
+Three stores, each in its own folder under ``--data-dir`` (a temporary folder, removed at
+the end, without it):
+
+* ``one-big``: a bank of ``--big`` memories among three banks of 2,000;
+* ``many-small``: ``--banks`` banks of ``--bank-size`` memories;
+* ``alone``: the first of those small banks, on its own, for the cost of sharing a table.
+
+Memories, questions and vectors are the recall benchmark's (`benchmarks/recall_bench.py`:
+template text over invented people, places and activities; composite vectors built from the
+real model's vectors of their parts). The stores are built in passes by
+:mod:`benchmarks.scale_store`, which says how and what differs from a store filled by
+retain. For each store the report gives recall at budgets low/mid/high with the
+cross-encoder and with passthrough (p50/p95 and per stage), the bare kNN floor, EXPLAIN
+ANALYZE of each arm's query with the indexes it read, retain of 100 memories into a fresh
+bank and ``delete_bank`` of it, the disk size, and the count of tables and indexes (the
+same in every store: nothing in the schema is per bank).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if not __package__:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.recall_bench import machine_facts
+from benchmarks.recall_bench_data import (
+    Memory,
+    Question,
+    make_memories,
+    make_questions,
+    make_vocabulary,
+)
+from benchmarks.recall_bench_timing import BankLatency, arm_plan, explained, measure_bank
+from benchmarks.recall_bench_vectors import CompositeEmbedder
+from benchmarks.scale_bench_report import ArmPlan, ShapeRun, Writes, render
+from benchmarks.scale_store import BuildTimes, built_store
+from hindsight_tools import MemoryEngine, Settings
+from hindsight_tools.encoders.embedding import Embedder, default_embedder
+from hindsight_tools.recall.arms.base import ARM_ORDER
+
+SHAPES = ("many-small", "alone", "one-big")
+OTHER_BANKS = 3
+OTHER_SIZE = 2000
+FRESH_BANKS = 3
+FRESH_SIZE = 100
+TABLES = (
+    "memory_units",
+    "memory_links",
+    "memory_terms",
+    "memory_token_vectors",
+    "unit_entities",
+    "entities",
+    "bank_terms",
+    "chunks",
+    "documents",
+    "banks",
+)
+
+
+@dataclass
+class Shape:
+    name: str
+    banks: dict[str, list[Memory]]
+    bank: str  # the one whose recall is measured
+    questions: list[Question] = field(default_factory=list)
+
+
+def make_shapes(args: argparse.Namespace) -> list[Shape]:
+    vocab = make_vocabulary(random.Random(args.seed))
+    shapes: list[Shape] = []
+    small = [f"small-{i:05d}" for i in range(args.banks)]
+    if "many-small" in args.shapes:
+        banks = {b: make_memories(b, args.bank_size, vocab, args.seed) for b in small}
+        shapes.append(Shape("many-small", banks, small[0]))
+    if "alone" in args.shapes:
+        banks = {small[0]: make_memories(small[0], args.bank_size, vocab, args.seed)}
+        shapes.append(Shape("alone", banks, small[0]))
+    if "one-big" in args.shapes:
+        banks = {f"other-{i}": make_memories(f"other-{i}", OTHER_SIZE, vocab, args.seed)
+                 for i in range(1, OTHER_BANKS + 1)}  # fmt: skip
+        banks["big"] = make_memories("big", args.big, vocab, args.seed)
+        shapes.append(Shape("one-big", banks, "big"))
+    for shape in shapes:
+        shape.questions = make_questions(shape.banks[shape.bank], args.queries, vocab, args.seed)
+    return shapes
+
+
+def explain_arms(
+    engine: MemoryEngine, embedder: CompositeEmbedder, bank: str, questions: Sequence[Question]
+) -> list[ArmPlan]:
+    """EXPLAIN ANALYZE of each arm's query at budget mid, for the first question it runs for
+    (the temporal arm runs only for a question that names a time)."""
+    plans = []
+    for arm in ARM_ORDER:
+        question = next((q for q in questions if q.timed), questions[0])
+        if arm != "temporal":
+            question = questions[0]
+        vector = embedder.vectors([question.text])[0]
+        plan = arm_plan(engine, bank, question.text, vector, None, "mid", arm)
+        plans.append(ArmPlan(arm, question.text, explained(engine, plan, "ANALYZE, BUFFERS")))
+    return plans
+
+
+def time_writes(
+    engine: MemoryEngine, embedder: CompositeEmbedder, seed: int, count: int = FRESH_BANKS
+) -> Writes:
+    """Retain ``FRESH_SIZE`` memories into a fresh bank, then delete the bank, ``count`` times."""
+    vocab = make_vocabulary(random.Random(seed))
+    writes = Writes(size=FRESH_SIZE)
+    for n in range(1, count + 1):
+        bank = f"fresh-{n}"
+        memories = make_memories(bank, FRESH_SIZE, vocab, seed)
+        for m in memories:
+            embedder.register(m.text, m.parts)
+        started = time.perf_counter()
+        engine.retain(bank, [m.item() for m in memories])
+        writes.retain.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        engine.delete_bank(bank)
+        writes.delete.append(time.perf_counter() - started)
+    return writes
+
+
+def disk_sizes(engine: MemoryEngine) -> dict[str, int]:
+    """Bytes of the whole database and of each table with its indexes and TOAST."""
+    with engine._pool.connection() as conn:
+        sizes = {
+            table: int(conn.execute("SELECT pg_total_relation_size(%s::regclass)", (table,))
+                       .fetchone()[0])  # type: ignore[index]
+            for table in TABLES
+        }  # fmt: skip
+        row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+    return {"database": int(row[0]) if row else 0, **sizes}
+
+
+_COUNTS = """
+SELECT (SELECT count(*) FROM memory_links WHERE link_type = 'semantic'),
+       (SELECT count(*) FROM memory_links WHERE link_type = 'temporal'),
+       (SELECT count(*) FROM memory_token_vectors)
+"""
+
+
+def row_counts(engine: MemoryEngine) -> dict[str, int]:
+    """Rows the build made beyond the memories: links by kind, late-interaction vectors."""
+    with engine._pool.connection() as conn:
+        row = conn.execute(_COUNTS).fetchone()
+    names = ("semantic links", "temporal links", "token vectors")
+    return dict(zip(names, (int(v) for v in row or (0, 0, 0)), strict=True))
+
+
+_CATALOGUE = """
+SELECT count(*) FILTER (WHERE relkind = 'r'), count(*) FILTER (WHERE relkind = 'i')
+FROM pg_class WHERE relnamespace = current_schema()::regnamespace
+"""
+
+
+def catalogue(engine: MemoryEngine) -> tuple[int, int]:
+    """Tables and indexes in the store's schema."""
+    with engine._pool.connection() as conn:
+        row = conn.execute(_CATALOGUE).fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def run_shape(
+    shape: Shape,
+    root: Path,
+    real: Embedder,
+    embedder: CompositeEmbedder,
+    args: argparse.Namespace,
+) -> ShapeRun:
+    settings = Settings(data_dir=root / shape.name)
+    build: BuildTimes = built_store(
+        root / shape.name, settings, embedder, shape.banks, args.seed, args.reuse
+    )
+    for q in shape.questions:
+        embedder.register(q.text, q.parts, question=True)
+    embedder.embed_components()
+    passthrough = settings.with_overrides({"reranker_provider": "passthrough"})
+    size = len(shape.banks[shape.bank])
+    latency: dict[str, BankLatency] = {}
+    with MemoryEngine(settings=settings, embedder=embedder) as engine:
+        facts = machine_facts(engine)
+        latency[engine.reranker_name] = measure_bank(
+            engine, real, embedder, shape.bank, size, shape.questions
+        )
+        with MemoryEngine(settings=passthrough, embedder=embedder) as plain:
+            latency[plain.reranker_name] = measure_bank(
+                plain, real, embedder, shape.bank, size, shape.questions
+            )
+        plans = explain_arms(engine, embedder, shape.bank, shape.questions)
+        writes = time_writes(engine, embedder, args.seed)
+        disk = disk_sizes(engine)
+        counts = row_counts(engine)
+        tables, indexes = catalogue(engine)
+    return ShapeRun(
+        name=shape.name,
+        banks=len(shape.banks),
+        memories=sum(len(m) for m in shape.banks.values()),
+        bank=shape.bank,
+        bank_size=size,
+        build=build,
+        latency=latency,
+        plans=plans,
+        writes=writes,
+        disk=disk,
+        counts=counts,
+        tables=tables,
+        indexes=indexes,
+        facts=facts,
+    )
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--big", type=int, default=1_000_000, help="memories of the big bank")
+    parser.add_argument("--banks", type=int, default=10_000, help="banks of the many-small store")
+    parser.add_argument("--bank-size", type=int, default=100, help="memories of a small bank")
+    parser.add_argument("--queries", type=int, default=100, help="questions per store")
+    parser.add_argument("--shapes", nargs="+", choices=SHAPES, default=list(SHAPES))
+    parser.add_argument("--data-dir", type=Path, help="keep the stores in this folder")
+    parser.add_argument("--reuse", action="store_true", help="keep stores built by an earlier run")
+    parser.add_argument("--out", type=Path, help="also write the report here")
+    parser.add_argument("--seed", type=int, default=7)
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> str:
+    args = parse_args(argv)
+    command = shlex.join(["python", "-m", "benchmarks.scale_bench", *(argv or sys.argv[1:])])
+    root = args.data_dir or Path(tempfile.mkdtemp(prefix="hts-", dir="/tmp"))
+    try:
+        base = Settings(data_dir=root)
+        real = default_embedder(base.embeddings_model, base.embeddings_batch_size)
+        real.embed(["warm-up"])  # model load is not part of any measurement
+        embedder = CompositeEmbedder(real, args.seed)
+        runs: list[ShapeRun] = []
+        report = ""
+        for shape in make_shapes(args):
+            runs.append(run_shape(shape, root, real, embedder, args))
+            report = render(command, runs)
+            if args.out is not None:  # a long run's finished stores are reported already
+                args.out.write_text(report + "\n")
+    finally:
+        if args.data_dir is None:
+            shutil.rmtree(root, ignore_errors=True)
+    print(report)
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""The scale benchmark: its stores end with the schema a migrated store has, and its report
+at a tiny size says what the large runs must show."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from benchmarks.scale_bench import main
+from benchmarks.scale_store import LINK_INDEXES, VECTOR_INDEXES, put_back, set_aside
+from hindsight_tools import MemoryEngine
+
+_SCHEMA = """
+SELECT 'index', indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema()
+UNION ALL
+SELECT 'constraint', conname, pg_get_constraintdef(oid) FROM pg_constraint
+WHERE connamespace = current_schema()::regnamespace
+ORDER BY 1, 2
+"""
+
+
+def _schema(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
+    return conn.execute(_SCHEMA).fetchall()
+
+
+def test_what_a_load_sets_aside_is_put_back_as_it_was(scratch_db: str) -> None:
+    with MemoryEngine(scratch_db):  # migrates the empty database
+        pass
+    with psycopg.connect(scratch_db, autocommit=True) as conn:
+        before = _schema(conn)
+        vectors = set_aside(conn, VECTOR_INDEXES)
+        links = set_aside(conn, LINK_INDEXES, foreign_keys_of=("memory_links",))
+        during = {name for _, name, _ in _schema(conn)}
+        assert not during & {*VECTOR_INDEXES, *LINK_INDEXES}
+        assert not {n for n in during if n.startswith("memory_links_") and n.endswith("fkey")}
+        assert len(links.foreign_keys) == 2 and len(vectors.indexes) == len(VECTOR_INDEXES)
+        put_back(conn, vectors)
+        put_back(conn, links)
+        assert _schema(conn) == before
+
+
+def _row(report: str, store: str) -> list[str]:
+    line = next(line for line in report.splitlines() if line.startswith(f"| {store} | "))
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+def test_the_scale_benchmark_builds_three_stores_and_reports_them(tmp_path: Path) -> None:
+    report = main(
+        ["--big", "400", "--banks", "6", "--bank-size", "30", "--queries", "4",
+         "--data-dir", str(tmp_path)]
+    )  # fmt: skip
+    # 400 + three banks of 2,000; six banks of 30; the first of them alone
+    assert _row(report, "one-big")[:4] == ["one-big", "4", "6,400", "big (400)"]
+    assert _row(report, "many-small")[:4] == ["many-small", "6", "180", "small-00000 (30)"]
+    assert _row(report, "alone")[:4] == ["alone", "1", "30", "small-00000 (30)"]
+    assert "the same in every store." in report, report
+    assert re.search(r"many-small: mid p95 with passthrough [\d.]+ ms", report)
+    assert re.search(r"a bank of 30 among 6 against the same bank alone \(passthrough\)", report)
+    # every arm's plan is shown, and the keyword arm reads its postings by index
+    for arm in ("semantic", "bm25", "graph", "temporal"):
+        assert f"<summary>{arm} arm plan</summary>" in report
+    bm25 = re.search(r"^\| bm25 \| ([^|]+) \|", report, re.M)
+    assert bm25 and "memory_terms_pkey" in bm25.group(1), report
+    # the stores hold links (made after the load), and a rerun reuses what it built
+    counts = re.search(
+        r"- rows: ([\d,]+) semantic links, [\d,]+ temporal links, ([\d,]+) token", report
+    )
+    assert counts and int(counts.group(1).replace(",", "")) > 400, report
+    # every memory has late-interaction vectors, so recall reads them as in a used store
+    assert int(counts.group(2).replace(",", "")) == 6400
+    again = main(
+        ["--big", "400", "--banks", "6", "--bank-size", "30", "--queries", "4",
+         "--shapes", "alone", "--data-dir", str(tmp_path), "--reuse"]
+    )  # fmt: skip
+    assert "alone (built by an earlier run)" in again
