@@ -153,19 +153,17 @@ def _every_explained(plan: Plan[Any], options: str) -> Plan[list[str]]:
     """``plan`` run as it is, each row-returning statement preceded by its EXPLAIN."""
     lines: list[str] = []
     explain = sql.SQL("EXPLAIN ({}) ").format(sql.SQL(options))
-    rows: Rows | None = None
-    try:
-        while True:
+    stmt = next(plan)
+    while True:
+        if stmt.mode == "rows":
+            query = stmt.query if isinstance(stmt.query, sql.Composable) else sql.SQL(stmt.query)
+            found = yield Statement(explain + query, stmt.params)
+            lines += [str(line[0]) for line in found]
+        rows = yield stmt
+        try:
             stmt = plan.send(rows)
-            if stmt.mode == "rows":
-                query = (
-                    stmt.query if isinstance(stmt.query, sql.Composable) else sql.SQL(stmt.query)
-                )
-                found = yield Statement(explain + query, stmt.params)
-                lines += [str(line[0]) for line in found]
-            rows = yield stmt
-    except StopIteration:
-        return lines
+        except StopIteration:
+            return lines
 
 
 def explained(engine: MemoryEngine, plan: Plan[Any], options: str) -> list[str]:

@@ -121,13 +121,13 @@ def put_back(conn: psycopg.Connection[Any], aside: SetAside) -> None:
         conn.execute(setting)
     # The definitions come from the catalogue of this very store, not from any input.
     for definition in tqdm(aside.indexes, desc="indexes", unit="index", leave=False):
-        conn.execute(sql.SQL(definition))  # type: ignore[arg-type]
+        conn.execute(sql.SQL(definition))
     for table, name, definition in aside.foreign_keys:
         conn.execute(
             sql.SQL("ALTER TABLE {} ADD CONSTRAINT {} {}").format(
                 sql.Identifier(table),
                 sql.Identifier(name),
-                sql.SQL(definition),  # type: ignore[arg-type]
+                sql.SQL(definition),
             )
         )
 
