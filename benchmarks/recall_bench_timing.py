@@ -24,7 +24,7 @@ from hindsight_tools.recall.arms.base import ArmName
 from hindsight_tools.recall.arms.semantic import _SCAN
 from hindsight_tools.recall.budget import recall_budget
 from hindsight_tools.recall.pipeline import arm_plans
-from hindsight_tools.runtime.plan import Plan, Rows, Statement, run_plan
+from hindsight_tools.runtime.plan import Cancelled, Plan, Rows, Statement, run_plan
 
 BUDGETS: tuple[Budget, ...] = ("low", "mid", "high")
 RETAIN_BATCH = 1000
@@ -153,11 +153,16 @@ def _every_explained(plan: Plan[Any], options: str) -> Plan[list[str]]:
     """``plan`` run as it is, each row-returning statement preceded by its EXPLAIN."""
     lines: list[str] = []
     explain = sql.SQL("EXPLAIN ({}) ").format(sql.SQL(options))
-    stmt = next(plan)
+    try:
+        stmt = next(plan)
+    except StopIteration:  # an arm with nothing to ask the database
+        return lines
     while True:
         if stmt.mode == "rows":
             query = stmt.query if isinstance(stmt.query, sql.Composable) else sql.SQL(stmt.query)
-            found = yield Statement(explain + query, stmt.params)
+            found = yield Statement(explain + query, stmt.params, cancellable=stmt.cancellable)
+            if isinstance(found, Cancelled):
+                lines.append("(cancelled: the statement ran past the arm's time limit)")
             lines += [str(line[0]) for line in found]
         rows = yield stmt
         try:

@@ -32,15 +32,20 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 if not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import psycopg
+from psycopg import sql
+
 from benchmarks.recall_bench import machine_facts
 from benchmarks.recall_bench_data import (
+    NOW,
     Memory,
     Question,
     make_memories,
@@ -53,6 +58,7 @@ from benchmarks.scale_bench_report import ArmPlan, ShapeRun, Writes, render
 from benchmarks.scale_store import BuildTimes, built_store
 from hindsight_tools import MemoryEngine, Settings
 from hindsight_tools.encoders.embedding import Embedder, default_embedder
+from hindsight_tools.query.time_window import extract_time_window
 from hindsight_tools.recall.arms.base import ARM_ORDER
 
 SHAPES = ("many-small", "alone", "one-big")
@@ -74,32 +80,29 @@ TABLES = (
 )
 
 
-@dataclass
+@dataclass(frozen=True)
 class Shape:
     name: str
-    banks: dict[str, list[Memory]]
     bank: str  # the one whose recall is measured
-    questions: list[Question] = field(default_factory=list)
+    # Made when the store is measured, so that only one store's memories are held at a time.
+    make_banks: Callable[[], dict[str, list[Memory]]]
+
+
+def _banks(sizes: dict[str, int], seed: int) -> dict[str, list[Memory]]:
+    vocab = make_vocabulary(random.Random(seed))
+    return {bank: make_memories(bank, n, vocab, seed) for bank, n in sizes.items()}
 
 
 def make_shapes(args: argparse.Namespace) -> list[Shape]:
-    vocab = make_vocabulary(random.Random(args.seed))
-    shapes: list[Shape] = []
-    small = [f"small-{i:05d}" for i in range(args.banks)]
-    if "many-small" in args.shapes:
-        banks = {b: make_memories(b, args.bank_size, vocab, args.seed) for b in small}
-        shapes.append(Shape("many-small", banks, small[0]))
-    if "alone" in args.shapes:
-        banks = {small[0]: make_memories(small[0], args.bank_size, vocab, args.seed)}
-        shapes.append(Shape("alone", banks, small[0]))
-    if "one-big" in args.shapes:
-        banks = {f"other-{i}": make_memories(f"other-{i}", OTHER_SIZE, vocab, args.seed)
-                 for i in range(1, OTHER_BANKS + 1)}  # fmt: skip
-        banks["big"] = make_memories("big", args.big, vocab, args.seed)
-        shapes.append(Shape("one-big", banks, "big"))
-    for shape in shapes:
-        shape.questions = make_questions(shape.banks[shape.bank], args.queries, vocab, args.seed)
-    return shapes
+    small = {f"small-{i:05d}": args.bank_size for i in range(args.banks)}
+    first = dict(list(small.items())[:1])
+    big = {**{f"other-{i}": OTHER_SIZE for i in range(1, OTHER_BANKS + 1)}, "big": args.big}
+    shapes = {
+        "many-small": Shape("many-small", next(iter(small)), partial(_banks, small, args.seed)),
+        "alone": Shape("alone", next(iter(small)), partial(_banks, first, args.seed)),
+        "one-big": Shape("one-big", "big", partial(_banks, big, args.seed)),
+    }
+    return [shapes[name] for name in SHAPES if name in args.shapes]
 
 
 def explain_arms(
@@ -108,10 +111,12 @@ def explain_arms(
     """EXPLAIN ANALYZE of each arm's query at budget mid, for the first question it runs for
     (the temporal arm runs only for a question that names a time)."""
     plans = []
+    timed = [q for q in questions if extract_time_window(q.text, NOW) is not None]
     for arm in ARM_ORDER:
-        question = next((q for q in questions if q.timed), questions[0])
-        if arm != "temporal":
-            question = questions[0]
+        if arm == "temporal" and not timed:
+            plans.append(ArmPlan(arm, "(no question names a time: the arm did not run)", []))
+            continue
+        question = timed[0] if arm == "temporal" else questions[0]
         vector = embedder.vectors([question.text])[0]
         plan = arm_plan(engine, bank, question.text, vector, None, "mid", arm)
         plans.append(ArmPlan(arm, question.text, explained(engine, plan, "ANALYZE, BUFFERS")))
@@ -178,6 +183,44 @@ def catalogue(engine: MemoryEngine) -> tuple[int, int]:
     return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
+# The store's indexes and constraints, as the catalogue defines them.
+SCHEMA = """
+SELECT 'index', indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema()
+UNION ALL
+SELECT 'constraint', conname, pg_get_constraintdef(oid) FROM pg_constraint
+WHERE connamespace = current_schema()::regnamespace
+ORDER BY 1, 2
+"""
+_REFERENCE = "hindsight_schema_reference"
+
+
+def schema_differences(engine: MemoryEngine, embedder: CompositeEmbedder) -> list[str]:
+    """Indexes and constraints that differ between this store and a database migrated
+    afresh on the same server (empty when the build left the schema as it found it)."""
+    reference = sql.Identifier(_REFERENCE)
+    with psycopg.connect(engine.database_url, autocommit=True) as conn:
+        mine = {tuple(map(str, row)) for row in conn.execute(SCHEMA).fetchall()}
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(reference))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(reference))
+    params = psycopg.conninfo.conninfo_to_dict(engine.database_url)
+    params["dbname"] = _REFERENCE
+    url = psycopg.conninfo.make_conninfo(**params)  # type: ignore[arg-type]
+    light = engine.settings.with_overrides(
+        {"reranker_provider": "passthrough", "late_interaction": False}
+    )
+    try:
+        with MemoryEngine(url, settings=light, embedder=embedder):  # migrates it
+            pass
+        with psycopg.connect(url) as conn:
+            fresh = {tuple(map(str, row)) for row in conn.execute(SCHEMA).fetchall()}
+    finally:
+        with psycopg.connect(engine.database_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(reference))
+    return [f"only in this store: {' '.join(r)}" for r in sorted(mine - fresh)] + [
+        f"only when migrated afresh: {' '.join(r)}" for r in sorted(fresh - mine)
+    ]
+
+
 def run_shape(
     shape: Shape,
     root: Path,
@@ -186,33 +229,39 @@ def run_shape(
     args: argparse.Namespace,
 ) -> ShapeRun:
     settings = Settings(data_dir=root / shape.name)
+    banks = shape.make_banks()
     build: BuildTimes = built_store(
-        root / shape.name, settings, embedder, shape.banks, args.seed, args.reuse
+        root / shape.name, settings, embedder, banks, args.seed, args.reuse
     )
-    for q in shape.questions:
+    vocab = make_vocabulary(random.Random(args.seed))
+    questions = make_questions(banks[shape.bank], args.queries, vocab, args.seed)
+    for q in questions:
         embedder.register(q.text, q.parts, question=True)
     embedder.embed_components()
     passthrough = settings.with_overrides({"reranker_provider": "passthrough"})
-    size = len(shape.banks[shape.bank])
+    size = len(banks[shape.bank])
     latency: dict[str, BankLatency] = {}
     with MemoryEngine(settings=settings, embedder=embedder) as engine:
         facts = machine_facts(engine)
-        latency[engine.reranker_name] = measure_bank(
-            engine, real, embedder, shape.bank, size, shape.questions
-        )
+        # Passthrough first: the pass after it finds the caches warmer, and the target
+        # (mid p95) is passthrough's.
         with MemoryEngine(settings=passthrough, embedder=embedder) as plain:
             latency[plain.reranker_name] = measure_bank(
-                plain, real, embedder, shape.bank, size, shape.questions
+                plain, real, embedder, shape.bank, size, questions
             )
-        plans = explain_arms(engine, embedder, shape.bank, shape.questions)
+        latency[engine.reranker_name] = measure_bank(
+            engine, real, embedder, shape.bank, size, questions
+        )
+        plans = explain_arms(engine, embedder, shape.bank, questions)
         writes = time_writes(engine, embedder, args.seed)
         disk = disk_sizes(engine)
         counts = row_counts(engine)
         tables, indexes = catalogue(engine)
+        differences = schema_differences(engine, embedder)
     return ShapeRun(
         name=shape.name,
-        banks=len(shape.banks),
-        memories=sum(len(m) for m in shape.banks.values()),
+        banks=len(banks),
+        memories=sum(len(m) for m in banks.values()),
         bank=shape.bank,
         bank_size=size,
         build=build,
@@ -223,6 +272,7 @@ def run_shape(
         counts=counts,
         tables=tables,
         indexes=indexes,
+        schema_differences=differences,
         facts=facts,
     )
 

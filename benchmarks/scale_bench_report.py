@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from benchmarks.recall_bench_data import NOW
 from benchmarks.recall_bench_report import _short_vectors, _table, latency_section
 from benchmarks.recall_bench_timing import BankLatency, ms, percentile
-from benchmarks.scale_store import BuildTimes
+from benchmarks.scale_store import TOKEN_POOL, BuildTimes
 
 P95_TARGET_MS = 250.0
 # "Index Scan using X on t", "Index Only Scan using X", "Bitmap Index Scan on X"
@@ -30,9 +30,9 @@ class ArmPlan:
         return sorted({m.group(1) for line in self.lines for m in _INDEX_READ.finditer(line)})
 
     @property
-    def execution_ms(self) -> float:
-        found = [float(m.group(1)) for line in self.lines if (m := _EXECUTION.search(line))]
-        return found[-1] if found else float("nan")
+    def executions(self) -> list[float]:
+        """Execution time of each statement the arm ran, ms."""
+        return [float(m.group(1)) for line in self.lines if (m := _EXECUTION.search(line))]
 
     @property
     def sequential(self) -> list[str]:
@@ -64,6 +64,7 @@ class ShapeRun:
     counts: dict[str, int]
     tables: int
     indexes: int
+    schema_differences: list[str]
     facts: dict[str, str]
 
 
@@ -119,8 +120,15 @@ def verdicts(runs: Sequence[ShapeRun]) -> list[str]:
             )
     counts = {(run.tables, run.indexes) for run in runs}
     listing = ", ".join(f"{run.name} {run.tables} tables and {run.indexes} indexes" for run in runs)
-    same = "the same in every store" if len(counts) == 1 else "NOT the same in every store"
-    lines.append(f"- schema objects: {listing}: {same}.")
+    same = "equal in every store" if len(counts) == 1 else "NOT equal in every store"
+    lines.append(f"- tables and indexes: {listing}: {same}, whatever the number of banks.")
+    for run in runs:
+        verdict = (
+            "the same indexes and constraints as a database migrated afresh"
+            if not run.schema_differences
+            else f"DIFFERS from a database migrated afresh: {'; '.join(run.schema_differences)}"
+        )
+        lines.append(f"- {run.name} after its build: {verdict}.")
     return lines
 
 
@@ -162,13 +170,14 @@ def shape_section(run: ShapeRun) -> list[str]:
         lines += [f"Reranker **{reranker}**:", "", *latency_section(result)]
     lines += ["### Each arm's query (EXPLAIN ANALYZE, budget mid)", ""]
     lines += _table(
-        ["arm", "indexes read", "tables read whole", "execution ms"],
+        ["arm", "indexes read", "tables read whole", "statements", "execution ms (sum)"],
         [
             [
                 p.arm,
                 ", ".join(f"`{i}`" for i in p.indexes) or "none",
                 ", ".join(p.sequential) or "none",
-                f"{p.execution_ms:.1f}",
+                str(len(p.executions)),
+                f"{sum(p.executions):.1f}" if p.executions else "–",
             ]
             for p in run.plans
         ],
@@ -210,7 +219,13 @@ def render(command: str, runs: Sequence[ShapeRun]) -> str:
         *(f"- {k}: {v}" for k, v in facts.items()),
         f"- questions asked at {NOW.isoformat()}; synthetic memories and composite vectors "
         "(`benchmarks/recall_bench.py`); stores built in passes (`benchmarks/scale_store.py`), "
-        "without late-interaction vectors",
+        + (
+            f"late-interaction vectors copied from a pool of {TOKEN_POOL:,} real encodings"
+            if any(run.counts.get("token vectors") for run in runs)
+            else "without late-interaction vectors"
+        ),
+        "- each store is measured with passthrough first, then with the cross-encoder "
+        "(each after its own warm-up of 10 questions)",
         "",
         "## Summary",
         "",

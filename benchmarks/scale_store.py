@@ -13,7 +13,10 @@ the same rows, and links made by the engine's own statement
 differs: a memory retained over time links to the memories before it, while here every
 memory links to its nearest neighbours among all of its bank's memories, the same rule run
 once at the end. Late-interaction vectors are drawn from a pool of real ones
-(:func:`token_vectors` says why and what that means).
+(:func:`token_vectors` says why and what that means). And a bank's rows lie together on
+disk, in the order they were loaded, with no dead rows and graphs built in one pass; a
+store that grew by many interleaved retains scatters each bank over the table, so these
+stores are a best case for reading one bank's rows (most of all for the many small banks).
 """
 
 from __future__ import annotations
@@ -137,17 +140,19 @@ def _items(
 ) -> Iterator[dict[str, Any]]:
     for start in range(0, len(memories), batch):
         chunk = memories[start : start + batch]
-        for m in chunk:
-            embedder.register(m.text, m.parts)
         vectors = embedder.vectors([m.text for m in chunk])
         for memory, vector in zip(chunk, vectors, strict=True):
             yield {**memory.item(), "embedding": vector.tolist()}
 
 
 def _in_parallel(tasks: Sequence[Callable[[], None]]) -> None:
-    with ThreadPoolExecutor(WORKERS) as pool:
+    """Run ``tasks`` on ``WORKERS`` threads; the first failure cancels the ones not begun."""
+    pool = ThreadPoolExecutor(WORKERS)
+    try:
         for future in [pool.submit(task) for task in tasks]:
             future.result()
+    finally:
+        pool.shutdown(cancel_futures=True)
 
 
 def build_store(
@@ -156,6 +161,12 @@ def build_store(
     """Fill an empty store with ``banks``; the store ends as a normal one."""
     total = sum(len(m) for m in banks.values())
     times = BuildTimes()
+    # Every text known and every component embedded before the loader threads start: the
+    # embedder's tables are not safe to grow from two threads.
+    for memories in banks.values():
+        for m in memories:
+            embedder.register(m.text, m.parts)
+    embedder.embed_components()
     loading = settings.with_overrides({"semantic_link_top_k": 0, "temporal_link_max": 0})
     with MemoryEngine(settings=loading, embedder=embedder) as loader:
         with psycopg.connect(loader.database_url, autocommit=True) as conn:
@@ -219,14 +230,16 @@ def build_store(
 
 
 _POOL = "CREATE TEMP TABLE token_pool (n integer PRIMARY KEY, vectors bytea NOT NULL)"
-# Each memory gets the vectors of one pooled text, picked by a digest of its id.
+# Each memory gets the vectors of one pooled text, picked by a digest of its id; a big bank
+# goes in parts (another digest) so that no one statement writes gigabytes.
 _TOKEN_VECTORS = """
 INSERT INTO memory_token_vectors (bank_id, id, vectors)
 SELECT u.bank_id, u.id, p.vectors
 FROM memory_units u
 JOIN token_pool p ON p.n = abs(hashtextextended(u.id, 0)) %% %(pool)s
-WHERE u.bank_id = %(bank)s
+WHERE u.bank_id = %(bank)s AND abs(hashtextextended(u.id, 1)) %% %(parts)s = %(part)s
 """
+TOKEN_PART = 20_000  # memories a statement, about 300 MB of vectors
 
 
 def token_vectors(
@@ -247,8 +260,15 @@ def token_vectors(
     with conn.cursor().copy("COPY token_pool (n, vectors) FROM STDIN") as copy:
         for n, blob in enumerate(encode(texts)):
             copy.write_row((n, blob))
-    for bank in tqdm(banks, desc="token vectors", unit="bank", leave=False):
-        conn.execute(_TOKEN_VECTORS, {"bank": bank, "pool": len(texts)})
+    steps = [
+        (bank, part, parts)
+        for bank, memories in banks.items()
+        for parts in [-(-len(memories) // TOKEN_PART)]
+        for part in range(parts)
+    ]
+    for bank, part, parts in tqdm(steps, desc="token vectors", leave=False):
+        params = {"bank": bank, "pool": len(texts), "part": part, "parts": parts}
+        conn.execute(_TOKEN_VECTORS, params)
     conn.execute("DROP TABLE token_pool")
 
 

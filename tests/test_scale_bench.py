@@ -9,21 +9,13 @@ from typing import Any
 
 import psycopg
 
-from benchmarks.scale_bench import main
+from benchmarks.scale_bench import SCHEMA, main
 from benchmarks.scale_store import LINK_INDEXES, VECTOR_INDEXES, put_back, set_aside
 from hindsight_tools import MemoryEngine
 
-_SCHEMA = """
-SELECT 'index', indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema()
-UNION ALL
-SELECT 'constraint', conname, pg_get_constraintdef(oid) FROM pg_constraint
-WHERE connamespace = current_schema()::regnamespace
-ORDER BY 1, 2
-"""
-
 
 def _schema(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
-    return conn.execute(_SCHEMA).fetchall()
+    return conn.execute(SCHEMA).fetchall()
 
 
 def test_what_a_load_sets_aside_is_put_back_as_it_was(scratch_db: str) -> None:
@@ -56,7 +48,12 @@ def test_the_scale_benchmark_builds_three_stores_and_reports_them(tmp_path: Path
     assert _row(report, "one-big")[:4] == ["one-big", "4", "6,400", "big (400)"]
     assert _row(report, "many-small")[:4] == ["many-small", "6", "180", "small-00000 (30)"]
     assert _row(report, "alone")[:4] == ["alone", "1", "30", "small-00000 (30)"]
-    assert "the same in every store." in report, report
+    summary = report.split("## Building the stores")[0]
+    assert "NOT" not in summary and "DIFFERS" not in summary, summary
+    assert "tables and indexes: " in report and "equal in every store" in report
+    for store in ("many-small", "alone", "one-big"):
+        built = f"- {store} after its build: the same indexes and constraints as a database"
+        assert built in report, report
     assert re.search(r"many-small: mid p95 with passthrough [\d.]+ ms", report)
     assert re.search(r"a bank of 30 among 6 against the same bank alone \(passthrough\)", report)
     # every arm's plan is shown, and the keyword arm reads its postings by index
@@ -65,12 +62,14 @@ def test_the_scale_benchmark_builds_three_stores_and_reports_them(tmp_path: Path
     bm25 = re.search(r"^\| bm25 \| ([^|]+) \|", report, re.M)
     assert bm25 and "memory_terms_pkey" in bm25.group(1), report
     # the stores hold links (made after the load), and a rerun reuses what it built
+    one_big = report.split("## one-big:")[1]
     counts = re.search(
-        r"- rows: ([\d,]+) semantic links, [\d,]+ temporal links, ([\d,]+) token", report
+        r"- rows: ([\d,]+) semantic links, [\d,]+ temporal links, ([\d,]+) token", one_big
     )
-    assert counts and int(counts.group(1).replace(",", "")) > 400, report
+    assert counts and int(counts.group(1).replace(",", "")) > 400, one_big
     # every memory has late-interaction vectors, so recall reads them as in a used store
     assert int(counts.group(2).replace(",", "")) == 6400
+    assert "copied from a pool of 1,000 real encodings" in report
     again = main(
         ["--big", "400", "--banks", "6", "--bank-size", "30", "--queries", "4",
          "--shapes", "alone", "--data-dir", str(tmp_path), "--reuse"]
