@@ -55,6 +55,9 @@ ORDER BY bt.df, bt.term
 LIMIT %(max_terms)s
 """
 
+# Each fact type's best by a bounded (top-N) sort of the scored memories, computed once:
+# a window function over them sorted every scored memory, and with the postings of common
+# words in a bank of 300,000 that sort took about a third of the arm's time.
 _BM25 = """
 WITH stats AS (
     SELECT doc_count::float8 AS n,
@@ -64,7 +67,7 @@ WITH stats AS (
     SELECT bt.term, ln(1 + (stats.n - bt.df + 0.5) / (bt.df + 0.5)) AS idf
     FROM bank_terms bt, stats
     WHERE bt.bank_id = %(bank)s AND bt.term = ANY(%(terms)s)
-), scored AS (
+), scored AS MATERIALIZED (
     SELECT mt.unit_id AS id, mt.fact_type,
            sum(q.idf * mt.tf
                / (mt.tf + %(k1)s * (1 - %(b)s + %(b)s * mt.doc_length / stats.avgdl))) AS score
@@ -75,11 +78,13 @@ WITH stats AS (
     WHERE mt.fact_type = ANY(%(types)s)
     GROUP BY mt.unit_id, mt.fact_type
 )
-SELECT id, score FROM (
-    SELECT id, score, row_number() OVER (PARTITION BY fact_type ORDER BY score DESC, id) AS n
-    FROM scored
-) ranked
-WHERE n <= %(limit)s
+SELECT h.id, h.score
+FROM unnest(%(types)s::text[]) AS t(fact_type)
+CROSS JOIN LATERAL (
+    SELECT id, score FROM scored WHERE scored.fact_type = t.fact_type
+    ORDER BY score DESC, id
+    LIMIT %(limit)s
+) h
 """
 
 _NATIVE = """
