@@ -122,8 +122,9 @@ def arm_plan(
     budget: Budget = "mid",
     arm: ArmName = "semantic",
 ) -> Plan[list[tuple[str, float]]]:
-    """One arm's plan exactly as a recall at ``budget`` builds it (the temporal arm's window
-    is the question's own, read as of the benchmark's "now")."""
+    """One arm's plan (the semantic arm's unless ``arm`` says otherwise) exactly as a recall
+    at ``budget`` builds it; the temporal arm's window is the question's own, read as of the
+    benchmark's "now"."""
     services = engine._core.recall_services
     request = RecallRequest(query=question, budget=budget, types=types)
     limit = recall_budget(request.budget, request.max_tokens, services.settings)
@@ -135,18 +136,6 @@ def arm_plan(
     if arm not in plans:
         raise SystemExit(f"the {arm} arm is off (HINDSIGHT_API_RECALL_ARMS) or has no window")
     return plans[arm]
-
-
-def semantic_arm(
-    engine: MemoryEngine,
-    bank: str,
-    question: str,
-    vector: Any,
-    types: list[FactType] | None,
-    budget: Budget = "mid",
-) -> Plan[list[tuple[str, float]]]:
-    """The semantic arm's plan exactly as a recall at ``budget`` builds it."""
-    return arm_plan(engine, bank, question, vector, types, budget, "semantic")
 
 
 def _every_explained(plan: Plan[Any], options: str) -> Plan[list[str]]:
@@ -259,7 +248,7 @@ def measure_bank(
         _measure_question(engine, real, bank, text, vector, turn, result)
     # The planner picks HNSW or an exact scan per budget (the LIMIT changes the costs).
     for budget in BUDGETS:
-        plan = semantic_arm(engine, bank, texts[0], vectors[0], None, budget)
+        plan = arm_plan(engine, bank, texts[0], vectors[0], None, budget)
         lines: list[str] = _run(engine, _explained(plan, "COSTS OFF"))
         result.hnsw_plans[budget] = any(HNSW_INDEX.search(line) for line in lines)
     return result
@@ -304,7 +293,7 @@ def explain_semantic(
     engine: MemoryEngine, embedder: CompositeEmbedder, bank: str, question: Question
 ) -> list[str]:
     vector = embedder.vectors([question.text])[0]
-    plan = semantic_arm(engine, bank, question.text, vector, None)
+    plan = arm_plan(engine, bank, question.text, vector, None)
     lines: list[str] = _run(engine, _explained(plan, "ANALYZE, BUFFERS"))
     return lines
 
@@ -328,7 +317,7 @@ def _filtered_arm(
     types: list[FactType],
     settings: Sequence[str],
 ) -> Plan[Any]:
-    return _prefixed(settings, semantic_arm(engine, bank, question, vector, types))
+    return _prefixed(settings, arm_plan(engine, bank, question, vector, types))
 
 
 def filtered_recall(
