@@ -2,7 +2,7 @@
 small banks in one database.
 
     .venv/bin/python -m benchmarks.scale_bench [--big 1000000] [--banks 10000]
-        [--bank-size 100] [--queries 100] [--shapes one-big many-small alone]
+        [--bank-size 100] [--queries 100] [--shapes many-small alone one-big]
         [--data-dir DIR] [--reuse] [--out FILE] [--seed 7]
 
 Three stores, each in its own folder under ``--data-dir`` (a temporary folder, removed at
@@ -18,9 +18,10 @@ real model's vectors of their parts). The stores are built in passes by
 :mod:`benchmarks.scale_store`, which says how and what differs from a store filled by
 retain. For each store the report gives recall at budgets low/mid/high with the
 cross-encoder and with passthrough (p50/p95 and per stage), the bare kNN floor, EXPLAIN
-ANALYZE of each arm's query with the indexes it read, retain of 100 memories into a fresh
-bank and ``delete_bank`` of it, the disk size, and the count of tables and indexes (the
-same in every store: nothing in the schema is per bank).
+ANALYZE of every statement of each arm with the indexes it read, retain of 100 memories
+into a fresh bank and ``delete_bank`` of it, the disk size, the count of tables and indexes
+(the same in every store: nothing in the schema is per bank), and whether the store's
+indexes and constraints are those of a database migrated afresh.
 """
 
 from __future__ import annotations

@@ -9,11 +9,11 @@ import's own path, measured at about 110 memories/s by `benchmarks/import_bench.
 million-memory store would take hours that way. Built in passes, the store ends with the
 same schema (every index and constraint is put back from the catalogue's own definition),
 the same rows, and links made by the engine's own statement
-(:func:`~hindsight_tools.retain.plans.link_plan`) with the engine's settings. One thing
-differs: a memory retained over time links to the memories before it, while here every
+(:func:`~hindsight_tools.retain.plans.link_plan`) with the engine's settings. What differs:
+a memory retained over time links to the memories before it, while here every
 memory links to its nearest neighbours among all of its bank's memories, the same rule run
 once at the end. Late-interaction vectors are drawn from a pool of real ones
-(:func:`token_vectors` says why and what that means). And a bank's rows lie together on
+(:func:`token_vectors` says why and what that means). A bank's rows lie together on
 disk, in the order they were loaded, with no dead rows and graphs built in one pass; a
 store that grew by many interleaved retains scatters each bank over the table, so these
 stores are a best case for reading one bank's rows (most of all for the many small banks).
