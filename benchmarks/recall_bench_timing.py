@@ -24,7 +24,7 @@ from hindsight_tools.recall.arms.base import ArmName
 from hindsight_tools.recall.arms.semantic import _SCAN
 from hindsight_tools.recall.budget import recall_budget
 from hindsight_tools.recall.pipeline import arm_plans
-from hindsight_tools.runtime.plan import Cancelled, Plan, Rows, Statement, run_plan
+from hindsight_tools.runtime.plan import Cancelled, Plan, Statement, run_plan
 
 BUDGETS: tuple[Budget, ...] = ("low", "mid", "high")
 RETAIN_BATCH = 1000
@@ -99,20 +99,6 @@ def _prefixed(settings: Sequence[str], plan: Plan[Any]) -> Plan[Any]:
     return (yield from plan)
 
 
-def _explained(plan: Plan[Any], options: str) -> Plan[list[str]]:
-    """``plan`` with its first row-returning statement replaced by its EXPLAIN."""
-    rows: Rows | None = None
-    stmt = next(plan)
-    while stmt.mode != "rows":
-        rows = yield stmt
-        stmt = plan.send(rows)
-    plan.close()
-    query = stmt.query if isinstance(stmt.query, sql.Composable) else sql.SQL(stmt.query)
-    explain = sql.SQL("EXPLAIN ({}) ").format(sql.SQL(options))
-    lines = yield Statement(explain + query, stmt.params)
-    return [str(line[0]) for line in lines]
-
-
 def arm_plan(
     engine: MemoryEngine,
     bank: str,
@@ -138,7 +124,7 @@ def arm_plan(
     return plans[arm]
 
 
-def _every_explained(plan: Plan[Any], options: str) -> Plan[list[str]]:
+def _explained(plan: Plan[Any], options: str) -> Plan[list[str]]:
     """``plan`` run as it is, each row-returning statement preceded by its EXPLAIN."""
     lines: list[str] = []
     explain = sql.SQL("EXPLAIN ({}) ").format(sql.SQL(options))
@@ -163,7 +149,7 @@ def _every_explained(plan: Plan[Any], options: str) -> Plan[list[str]]:
 def explained(engine: MemoryEngine, plan: Plan[Any], options: str) -> list[str]:
     """The EXPLAIN lines of every row-returning statement of ``plan``, one after the other
     (a statement after the first may depend on the rows of those before it)."""
-    lines: list[str] = _run(engine, _every_explained(plan, options))
+    lines: list[str] = _run(engine, _explained(plan, options))
     return lines
 
 

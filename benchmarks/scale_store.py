@@ -257,7 +257,7 @@ def token_vectors(
     step = max(1, len(everything) // TOKEN_POOL)
     texts = everything[::step][:TOKEN_POOL]
     conn.execute(_POOL)
-    with conn.cursor().copy("COPY token_pool (n, vectors) FROM STDIN") as copy:
+    with conn.cursor() as cursor, cursor.copy("COPY token_pool (n, vectors) FROM STDIN") as copy:
         for n, blob in enumerate(encode(texts)):
             copy.write_row((n, blob))
     steps = [
