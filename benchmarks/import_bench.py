@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import shutil
 import tempfile
 import time
@@ -89,38 +90,47 @@ def _link_counts(engine: MemoryEngine, bank: str) -> dict[str, int]:
     return {str(kind): int(n) for kind, n in rows}
 
 
-# Each step adds one kind of index or constraint of memory_units (0001, 0004) or
-# memory_links (0001) to the copy, named {table}; the copy has no index to begin with.
-_UNIT_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("btree and GIN indexes (key, dates, text, tags, metadata)", (
-        "ALTER TABLE {table} ADD PRIMARY KEY (bank_id, id)",
-        "CREATE INDEX ON {table} (bank_id, fact_type, event_time)",
-        "CREATE INDEX ON {table} (bank_id, event_time)",
-        "CREATE INDEX ON {table} USING gin (search_vector)",
-        "CREATE INDEX ON {table} USING gin (tags)",
-        "CREATE INDEX ON {table} USING gin (metadata_doc jsonb_path_ops)",
-    )),
-    ("the HNSW index of every memory", (
-        "CREATE INDEX ON {table} USING hnsw (embedding vector_cosine_ops)"
-        " WITH (m = 16, ef_construction = 64)",
-    )),
-    ("the HNSW index of its fact type", tuple(
-        "CREATE INDEX ON {table} USING hnsw (embedding vector_cosine_ops)"
-        f" WITH (m = 16, ef_construction = 64) WHERE fact_type = '{kind}'"
-        for kind in ("world", "experience", "observation")
-    )),
-)  # fmt: skip
-_LINK_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("their btree indexes", (
-        "ALTER TABLE {table} ADD PRIMARY KEY (bank_id, from_unit_id, to_unit_id, link_type)",
-        "CREATE INDEX ON {table} (bank_id, from_unit_id, link_type, weight DESC)",
-        "CREATE INDEX ON {table} (bank_id, to_unit_id, link_type, weight DESC)",
-    )),
-    ("their two foreign keys", (
-        "ALTER TABLE {table} ADD FOREIGN KEY (bank_id, from_unit_id) REFERENCES memory_units",
-        "ALTER TABLE {table} ADD FOREIGN KEY (bank_id, to_unit_id) REFERENCES memory_units",
-    )),
-)  # fmt: skip
+# The real table's keys and indexes, as the catalogue defines them.
+_KEYS = """
+SELECT contype, pg_get_constraintdef(oid) FROM pg_constraint
+WHERE conrelid = %s::regclass AND contype IN ('p', 'f') ORDER BY conname
+"""
+_INDEXES = """
+SELECT am.amname, i.indpred IS NOT NULL, pg_get_indexdef(i.indexrelid)
+FROM pg_index i
+JOIN pg_class c ON c.oid = i.indexrelid
+JOIN pg_am am ON am.oid = c.relam
+WHERE i.indrelid = %s::regclass AND NOT i.indisprimary
+ORDER BY c.relname
+"""
+_INDEX_HEAD = re.compile(r"^CREATE (UNIQUE )?INDEX \S+ ON \S+ ")
+
+
+def write_steps(conn: psycopg.Connection[Any], source: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The keys and indexes of ``source`` in the order they are added to a copy of it, one
+    kind a step, each statement with ``{table}`` standing for the copy: the primary key with the
+    btree, GIN and GiST indexes, then (memory_units) the HNSW index over every memory and
+    the per-fact-type ones, then the foreign keys."""
+    keys = conn.execute(_KEYS, (source,)).fetchall()
+    indexes = conn.execute(_INDEXES, (source,)).fetchall()
+
+    def on_copy(definition: str) -> str:
+        return _INDEX_HEAD.sub(
+            lambda m: f"CREATE {m.group(1) or ''}INDEX ON {{table}} ", definition
+        )
+
+    plain = [on_copy(d) for method, _, d in indexes if method != "hnsw"]
+    steps = [
+        ("its key and btree, GIN and GiST indexes",
+         (*(f"ALTER TABLE {{table}} ADD {d}" for kind, d in keys if kind == "p"), *plain)),
+        ("the HNSW index of every memory",
+         tuple(on_copy(d) for method, partial, d in indexes if method == "hnsw" and not partial)),
+        ("the HNSW index of its fact type",
+         tuple(on_copy(d) for method, partial, d in indexes if method == "hnsw" and partial)),
+        ("its foreign keys",
+         tuple(f"ALTER TABLE {{table}} ADD {d}" for kind, d in keys if kind == "f")),
+    ]  # fmt: skip
+    return [(label, statements) for label, statements in steps if statements]
 
 
 def write_costs(engine: MemoryEngine, bank: str, last: int = 1000) -> list[tuple[str, float]]:
@@ -133,10 +143,11 @@ def write_costs(engine: MemoryEngine, bank: str, last: int = 1000) -> list[tuple
         ).fetchall()]  # fmt: skip
         cut = ids[-last]
         costs: list[tuple[str, float]] = []
-        for table, source, key, steps, what in (
-            ("import_bench_units", "memory_units", "id", _UNIT_STEPS, "a memory's row"),
-            ("import_bench_links", "memory_links", "from_unit_id", _LINK_STEPS, "its links"),
+        for table, source, key, what in (
+            ("import_bench_units", "memory_units", "id", "a memory's row"),
+            ("import_bench_links", "memory_links", "from_unit_id", "its links"),
         ):
+            steps = write_steps(conn, source)
             # {table}, {source} and {key} are the fixed names above, never input.
             # plain tables: a temporary one can't have a foreign key to memory_units
             conn.execute(f"CREATE TABLE {table} AS SELECT * FROM {source} "
@@ -146,7 +157,7 @@ def write_costs(engine: MemoryEngine, bank: str, last: int = 1000) -> list[tuple
             before = 0.0
             for label, statements in ((f"{what}, no index", ()), *steps):
                 for statement in statements:
-                    conn.execute(statement.format(table=table))
+                    conn.execute(statement.replace("{table}", table))
                 started = time.perf_counter()
                 conn.execute(f"INSERT INTO {table} SELECT * FROM {table}_new")
                 ms = (time.perf_counter() - started) * 1000 / last
