@@ -58,6 +58,7 @@ from benchmarks.recall_bench_vectors import CompositeEmbedder
 from benchmarks.scale_bench_report import ArmPlan, ShapeRun, Writes, render
 from benchmarks.scale_store import BuildTimes, built_store
 from hindsight_tools import MemoryEngine, Settings
+from hindsight_tools.cli.commands import positive_int
 from hindsight_tools.encoders.embedding import Embedder, default_embedder
 from hindsight_tools.query.time_window import extract_time_window
 from hindsight_tools.recall.arms.base import ARM_ORDER
@@ -280,10 +281,16 @@ def run_shape(
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--big", type=int, default=1_000_000, help="memories of the big bank")
-    parser.add_argument("--banks", type=int, default=10_000, help="banks of the many-small store")
-    parser.add_argument("--bank-size", type=int, default=100, help="memories of a small bank")
-    parser.add_argument("--queries", type=int, default=100, help="questions per store")
+    parser.add_argument(
+        "--big", type=positive_int, default=1_000_000, help="memories of the big bank"
+    )
+    parser.add_argument(
+        "--banks", type=positive_int, default=10_000, help="banks of the many-small store"
+    )
+    parser.add_argument(
+        "--bank-size", type=positive_int, default=100, help="memories of a small bank"
+    )
+    parser.add_argument("--queries", type=positive_int, default=100, help="questions per store")
     parser.add_argument("--shapes", nargs="+", choices=SHAPES, default=list(SHAPES))
     parser.add_argument("--data-dir", type=Path, help="keep the stores in this folder")
     parser.add_argument("--reuse", action="store_true", help="keep stores built by an earlier run")

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 
-from benchmarks.scale_bench import SCHEMA, main
+from benchmarks.scale_bench import SCHEMA, main, parse_args
 from benchmarks.scale_store import LINK_INDEXES, VECTOR_INDEXES, put_back, set_aside
 from hindsight_tools import MemoryEngine
 
@@ -75,3 +76,12 @@ def test_the_scale_benchmark_builds_three_stores_and_reports_them(tmp_path: Path
          "--shapes", "alone", "--data-dir", str(tmp_path), "--reuse"]
     )  # fmt: skip
     assert "alone (built by an earlier run)" in again
+
+
+@pytest.mark.parametrize("flag", ["--big", "--banks", "--bank-size", "--queries"])
+def test_a_store_or_question_count_below_one_is_refused_by_name(
+    flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        parse_args([flag, "0"])
+    assert f"argument {flag}" in capsys.readouterr().err
