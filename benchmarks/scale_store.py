@@ -5,7 +5,7 @@ then the planner's statistics.
 The rows go through the engine's own import (`import_memories`, vectors given), with the
 vector indexes and the links set aside. Inserting a million rows one at a time into the
 HNSW graphs and checking fifty million link rows' foreign keys one at a time is the
-import's own path, measured at about 110 memories/s by `benchmarks/import_bench.py`; a
+import's own path, measured at 110–130 memories/s by `benchmarks/import_bench.py`; a
 million-memory store would take hours that way. Built in passes, the store ends with the
 same schema (every index and constraint is put back from the catalogue's own definition),
 the same rows, and links made by the engine's own statement
