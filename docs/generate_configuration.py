@@ -76,6 +76,8 @@ DESCRIPTIONS: dict[str, str] = {
     "graph_per_entity_limit": "Memories the graph arm expands to per shared entity.",
     "temporal_min_similarity": "Lowest similarity to the query a memory inside the time "
     "window needs for the temporal arm; -1 takes every memory of the window, best match first.",
+    "temporal_exact_window_rows": "Memories a time window may hold and still be scored one by "
+    "one; a wider window's nearest memories are found through the vector index instead.",
     "reranker_depth_low": "Candidates a cross-encoder scores at budget low.",
     "reranker_depth_mid": "Candidates a cross-encoder scores at budget mid; with late "
     "interaction off, 24 is advised.",

@@ -15,6 +15,7 @@ from hindsight_tools.models import FactType
 from hindsight_tools.recall.arms.filters import NO_SCOPE
 from hindsight_tools.recall.arms.graph import GraphQuery, graph_plan
 from hindsight_tools.recall.arms.temporal import TemporalQuery, temporal_plan
+from hindsight_tools.runtime.plan import Statement
 
 ALL_TYPES: tuple[FactType, ...] = ("world", "experience", "observation")
 
@@ -280,7 +281,8 @@ def test_the_window_query_can_use_the_range_index(engine: MemoryEngine, diary: s
             min_similarity=0.1,
         )
     )
-    direct = next(plan)
+    next(plan)  # the window's size, below the bound: the window is scored row by row
+    direct = plan.send([(0,)])
     plan.close()
     query = direct.query if isinstance(direct.query, sql.Composable) else sql.SQL(direct.query)
     with engine._pool.connection() as conn, conn.transaction():
@@ -301,6 +303,64 @@ def test_the_window_query_can_use_the_range_index(engine: MemoryEngine, diary: s
     assert "Bitmap Index Scan on memory_units_event_range" in plan_text
     # searched by the window, not merely read whole for its IS NOT NULL predicate
     assert "Index Cond: (tstzrange(" in plan_text and "&&" in plan_text
+
+
+def _window_run(
+    engine: MemoryEngine, bank: str, exact_window_rows: int
+) -> tuple[dict[str, float], list[Any], str]:
+    """The temporal arm over 2023 in one transaction: its scores, its statements, and the
+    ``enable_sort`` it left behind."""
+    query = TemporalQuery(
+        bank_id=bank,
+        query_vector=engine._core.embedder.embed(["hiking"])[0],
+        start=datetime(2023, 1, 1, tzinfo=UTC),
+        end=datetime(2023, 12, 31, tzinfo=UTC),
+        types=ALL_TYPES,
+        scope=NO_SCOPE,
+        limit=100,
+        min_similarity=-1.0,
+        exact_window_rows=exact_window_rows,
+    )
+    seen: list[Any] = []
+
+    def plan() -> Any:
+        scores = yield from _counting(temporal_plan(query), seen)
+        sort = yield Statement("SHOW enable_sort")
+        return dict(scores), str(sort[0][0])
+
+    scores, sort = engine._run(plan())
+    return scores, seen, sort
+
+
+def _walks_the_graph(statements: list[Any]) -> bool:
+    return any("ORDER BY m.embedding <=>" in str(s.query) for s in statements)
+
+
+def test_a_wide_window_is_searched_through_the_vector_index(
+    engine: MemoryEngine, diary: str
+) -> None:
+    # Five diary memories lie in 2023 (the window counts four by their start; "may-trip"
+    # also starts in it): a bound of 1000 keeps the exact scoring, a bound of 2 is passed.
+    exact, exact_statements, _ = _window_run(engine, diary, 1000)
+    wide, wide_statements, sort = _window_run(engine, diary, 2)
+    assert not _walks_the_graph(exact_statements)
+    assert _walks_the_graph(wide_statements)
+    # A bank this small is walked whole: the walk finds what scoring every row found.
+    assert wide.keys() == exact.keys() == {"june-hike", "june-swim", "may-trip", "august", "said"}
+    assert all(abs(wide[k] - exact[k]) < 1e-6 for k in exact)
+    assert sort == "on"  # sorts priced out for the walk only, not for the spread after it
+
+    # On six rows a sort is far cheaper than the graph: without sorts priced out the
+    # planner would sort, and the statement would score every row of the window.
+    walk = next(s for s in wide_statements if "ORDER BY m.embedding <=>" in str(s.query))
+    settings = wide_statements[: wide_statements.index(walk)]
+    with engine._pool.connection() as conn, conn.transaction():
+        for setting in settings[1:]:  # after the count: the walk's settings
+            conn.execute(setting.query, setting.params)
+        lines = conn.execute(sql.SQL("EXPLAIN ") + walk.query, walk.params).fetchall()
+        plan_text = "\n".join(str(line[0]) for line in lines)
+    assert "Index Scan using memory_units_embedding" in plan_text
+    assert "Sort" not in plan_text
 
 
 def test_recall_runs_all_four_arms_and_traces_them(engine: MemoryEngine, diary: str) -> None:

@@ -122,6 +122,7 @@ def arm_plans(
                 scope=scope,
                 limit=budget,
                 min_similarity=settings.temporal_min_similarity,
+                exact_window_rows=settings.temporal_exact_window_rows,
             )
         )
     return plans
