@@ -134,8 +134,9 @@ class Settings(BaseSettings):
     # that names only a period ("What happened last spring?") matches all of its memories,
     # and a floor dropped the ones whose wording happened to be far from the question's.
     temporal_min_similarity: float = Field(default=-1.0, ge=-1.0, le=1.0)
-    # Scoring every memory of a window costs about 2 µs each; walking the HNSW graph costs
-    # 35-80 ms whatever the window. They cross near 30,000 (benchmarks/scale_bench.py).
+    # Scoring a window costs about 2 µs a memory; walking the HNSW graph 36-124 ms in a
+    # bank of 300,000, less the wider the window. They cross near 30,000 memories
+    # (docs/decisions/2026-12-04-wide-time-windows.md).
     temporal_exact_window_rows: int = Field(default=30_000, ge=0)
     # Rerank and combined scoring (docs/design.md, Rerank and Scoring)
     reranker_provider: str = Field(

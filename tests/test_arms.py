@@ -12,10 +12,10 @@ from psycopg import sql
 
 from hindsight_tools import MemoryEngine
 from hindsight_tools.models import FactType
-from hindsight_tools.recall.arms.filters import NO_SCOPE
+from hindsight_tools.recall.arms.filters import NO_SCOPE, Scope
 from hindsight_tools.recall.arms.graph import GraphQuery, graph_plan
 from hindsight_tools.recall.arms.temporal import TemporalQuery, temporal_plan
-from hindsight_tools.runtime.plan import Statement
+from hindsight_tools.runtime.plan import Statement, run_plan
 
 ALL_TYPES: tuple[FactType, ...] = ("world", "experience", "observation")
 
@@ -305,19 +305,28 @@ def test_the_window_query_can_use_the_range_index(engine: MemoryEngine, diary: s
     assert "Index Cond: (tstzrange(" in plan_text and "&&" in plan_text
 
 
+_DEFAULTS = "SELECT current_setting('enable_sort'), current_setting('hnsw.iterative_scan')"
+
+
 def _window_run(
-    engine: MemoryEngine, bank: str, exact_window_rows: int
-) -> tuple[dict[str, float], list[Any], str]:
-    """The temporal arm over 2023 in one transaction: its scores, its statements, and the
-    ``enable_sort`` it left behind."""
+    engine: MemoryEngine,
+    bank: str,
+    exact_window_rows: int,
+    limit: int = 100,
+    end: datetime | None = datetime(2023, 12, 31, tzinfo=UTC),
+    scope: Scope = NO_SCOPE,
+) -> tuple[dict[str, float], list[Any], str, tuple[str, str]]:
+    """The temporal arm from 2023 on: its scores, its statements, the ``enable_sort`` it
+    left for the statements after the walk, and the settings the next transaction on the
+    same connection finds."""
     query = TemporalQuery(
         bank_id=bank,
         query_vector=engine._core.embedder.embed(["hiking"])[0],
         start=datetime(2023, 1, 1, tzinfo=UTC),
-        end=datetime(2023, 12, 31, tzinfo=UTC),
+        end=end,
         types=ALL_TYPES,
-        scope=NO_SCOPE,
-        limit=100,
+        scope=scope,
+        limit=limit,
         min_similarity=-1.0,
         exact_window_rows=exact_window_rows,
     )
@@ -328,39 +337,80 @@ def _window_run(
         sort = yield Statement("SHOW enable_sort")
         return dict(scores), str(sort[0][0])
 
-    scores, sort = engine._run(plan())
-    return scores, seen, sort
+    with engine._pool.connection() as conn:
+        scores, sort = run_plan(conn, plan())
+        with conn.transaction():
+            after = conn.execute(_DEFAULTS).fetchone()
+    assert after is not None
+    return scores, seen, sort, (str(after[0]), str(after[1]))
 
 
-def _walks_the_graph(statements: list[Any]) -> bool:
-    return any("ORDER BY m.embedding <=>" in str(s.query) for s in statements)
+def _is_walk(statement: Any) -> bool:
+    return "ORDER BY m.embedding <=>" in str(statement.query)
+
+
+def _is_scoring(statement: Any) -> bool:
+    return "ORDER BY similarity DESC" in str(statement.query)
+
+
+DIARY_2023 = {"june-hike", "june-swim", "may-trip", "august", "said"}
 
 
 def test_a_wide_window_is_searched_through_the_vector_index(
     engine: MemoryEngine, diary: str
 ) -> None:
-    # Five diary memories lie in 2023 (the window counts four by their start; "may-trip"
-    # also starts in it): a bound of 1000 keeps the exact scoring, a bound of 2 is passed.
-    exact, exact_statements, _ = _window_run(engine, diary, 1000)
-    wide, wide_statements, sort = _window_run(engine, diary, 2)
-    assert not _walks_the_graph(exact_statements)
-    assert _walks_the_graph(wide_statements)
+    # Five diary memories lie in 2023, all counted by their start: a bound of 1000 keeps
+    # the exact scoring, a bound of 2 is passed. A budget of 3 the walk can fill.
+    exact, exact_statements, _, _ = _window_run(engine, diary, 1000, limit=3)
+    wide, wide_statements, sort, after = _window_run(engine, diary, 2, limit=3)
+    assert not any(_is_walk(s) for s in exact_statements)
+    assert [_is_walk(s) for s in wide_statements].count(True) == 1
+    assert not any(_is_scoring(s) for s in wide_statements)  # the walk filled the budget
     # A bank this small is walked whole: the walk finds what scoring every row found.
-    assert wide.keys() == exact.keys() == {"june-hike", "june-swim", "may-trip", "august", "said"}
+    assert wide.keys() == exact.keys() and len(wide) == 3 and set(wide) <= DIARY_2023
     assert all(abs(wide[k] - exact[k]) < 1e-6 for k in exact)
     assert sort == "on"  # sorts priced out for the walk only, not for the spread after it
+    assert after == ("on", "off")  # and nothing outlives the arm's transaction
 
     # On six rows a sort is far cheaper than the graph: without sorts priced out the
     # planner would sort, and the statement would score every row of the window.
-    walk = next(s for s in wide_statements if "ORDER BY m.embedding <=>" in str(s.query))
-    settings = wide_statements[: wide_statements.index(walk)]
+    walk = next(s for s in wide_statements if _is_walk(s))
+    settings = wide_statements[1 : wide_statements.index(walk)]  # after the count
     with engine._pool.connection() as conn, conn.transaction():
-        for setting in settings[1:]:  # after the count: the walk's settings
+        for setting in settings:
             conn.execute(setting.query, setting.params)
-        lines = conn.execute(sql.SQL("EXPLAIN ") + walk.query, walk.params).fetchall()
+        lines = conn.execute("EXPLAIN " + walk.query, walk.params).fetchall()
         plan_text = "\n".join(str(line[0]) for line in lines)
     assert "Index Scan using memory_units_embedding" in plan_text
     assert "Sort" not in plan_text
+
+
+def test_a_walk_short_of_the_budget_scores_the_window_instead(
+    engine: MemoryEngine, diary: str
+) -> None:
+    # The walk finds the window's five memories, fewer than a budget of 100: it may have
+    # stopped at its scan limit, so the window is scored after all. An open end too.
+    for end in (datetime(2023, 12, 31, tzinfo=UTC), None):
+        exact, _, _, _ = _window_run(engine, diary, 1000, end=end)
+        wide, statements, _, _ = _window_run(engine, diary, 2, end=end)
+        kinds = [
+            ("walk" if _is_walk(s) else "score")
+            for s in statements
+            if _is_walk(s) or _is_scoring(s)
+        ]
+        assert kinds == ["walk", "score"]
+        assert wide == exact and set(wide) >= DIARY_2023
+
+
+def test_a_filtered_window_is_scored_without_counting(engine: MemoryEngine, diary: str) -> None:
+    # A filter may keep only a few of a wide window's memories, which a walk would give up
+    # on: the window is scored, whatever its size.
+    scope = Scope(occurred_after=datetime(2023, 6, 5, tzinfo=UTC))
+    scores, statements, _, _ = _window_run(engine, diary, 0, scope=scope)
+    assert not any(_is_walk(s) for s in statements)
+    assert not any("count(*)" in str(s.query) for s in statements)
+    assert {"june-hike", "june-swim", "august", "said"} <= set(scores)
+    assert "may-trip" not in scores  # it ended on 2 June, before the filter's start
 
 
 def test_recall_runs_all_four_arms_and_traces_them(engine: MemoryEngine, diary: str) -> None:

@@ -1,15 +1,16 @@
 """Temporal arm: memories dated inside the query's time window, then along time links
 (docs/design.md, The four arms).
 
-Active only when the query names a time (``hindsight_tools.query.time_window``). Direct hits are the
-memories whose date range (``occurred_start..occurred_end``, else ``mentioned_at``) overlaps
-the window, ranked by similarity to the query (≥ ``min_similarity``): every one of them when
-the window holds fewer than ``exact_window_rows`` memories, else the nearest found by walking
-the HNSW graph and keeping those inside the window. From the best ``ENTRY_POINTS`` of
-them the score spreads along temporal and causal links, times ``HOP_DECAY`` per hop, for at most
-``MAX_HOPS`` hops and never below ``MIN_SPREAD_SCORE``. A memory both inside the window and
-reached by the spread keeps the higher of its two scores. The window ranks, it doesn't filter:
-the other arms still return undated or out-of-window memories.
+Active only when the query names a time (``hindsight_tools.query.time_window``). Direct
+hits are the memories whose date range (``occurred_start..occurred_end``, else
+``mentioned_at``) overlaps the window, ranked by similarity to the query (≥
+``min_similarity``): every one of them when the window holds at most ``exact_window_rows``
+memories (or a filter narrows it), else the nearest found by walking the HNSW graph and
+keeping those inside the window. From the best ``ENTRY_POINTS`` of them the score spreads
+along temporal and causal links, times ``HOP_DECAY`` per hop, for at most ``MAX_HOPS`` hops
+and never below ``MIN_SPREAD_SCORE``. A memory both inside the window and reached by the
+spread keeps the higher of its two scores. The window ranks, it doesn't filter: the other
+arms still return undated or out-of-window memories.
 """
 
 from __future__ import annotations
@@ -58,42 +59,40 @@ ORDER BY similarity DESC, m.id
 LIMIT %(limit)s
 """
 # A wide window in a big bank ("in 2023" over 300,000 memories holds 100,000) is too many
-# rows to score one by one (170 ms, against 35-70 ms for the walk below). The count reads
-# only the (bank_id, event_time) btree, and stops at the bound: it says which side of the
-# bound the window is, not its size. event_time is a memory's start, so a span that began
-# before the window isn't counted; an estimate is all the choice needs.
+# rows to score one by one (170-225 ms, against 36-65 ms for the walk below). The count
+# reads only the (bank_id, fact_type, event_time) btree, and stops at the bound: it says
+# which side of the bound the window is, not its size. event_time is a memory's start, so
+# a span that began before the window isn't counted; an estimate is all the choice needs.
 _WINDOW_ROWS = """
 SELECT count(*) FROM (
     SELECT 1 FROM memory_units m
-    WHERE m.bank_id = %(bank)s
+    WHERE m.bank_id = %(bank)s AND m.fact_type = ANY(%(types)s)
       AND m.event_time >= coalesce(%(start)s::timestamptz, '-infinity')
       AND m.event_time <= coalesce(%(end)s::timestamptz, 'infinity')
     LIMIT %(bound)s
 ) w
 """
 # The nearest memories inside the window by walking the HNSW graph in order of distance and
-# keeping those the filters let through; an iterative scan walks on until it has ``limit``.
-# The planner guesses a range overlap's selectivity (997 rows for a window of 100,000) and
-# would rather sort the window than walk the graph: sorts are priced out for this statement,
-# which leaves the vector index the one way to its order. Relaxed order may hand rows back
-# slightly out of order; the arm sorts them. The similarity floor is applied outside the
-# walk, so that a floor nothing passes can't keep it walking.
+# keeping those in the window; an iterative scan walks on until it has ``limit`` of them,
+# or until pgvector's hnsw.max_scan_tuples. The planner guesses a range overlap's
+# selectivity (997 rows for a window of 100,000) and would rather sort the window than
+# walk the graph: sorts are priced out for this statement, which leaves the vector index
+# the one way to its order. Relaxed order may hand rows back slightly out of order; the
+# arm sorts them. The similarity floor is applied afterwards, so that a floor nothing
+# passes can't keep the walk going, and so that a walk that came up short can be told.
 _DIRECT_BY_INDEX = f"""
-SELECT h.id, h.similarity FROM (
-    SELECT m.id, 1 - (m.embedding <=> %(query_vector)s) AS similarity
-    FROM memory_units m
-    WHERE m.bank_id = %(bank)s AND {_DATED}
-      AND {_SPAN} && tstzrange(%(start)s::timestamptz, %(end)s::timestamptz, '[]')
-      AND m.fact_type = ANY(%(types)s) AND {{scope}}
-    ORDER BY m.embedding <=> %(query_vector)s
-    LIMIT %(limit)s
-) h
-WHERE h.similarity >= %(min_similarity)s
+SELECT m.id, 1 - (m.embedding <=> %(query_vector)s) AS similarity
+FROM memory_units m
+WHERE m.bank_id = %(bank)s AND {_DATED}
+  AND {_SPAN} && tstzrange(%(start)s::timestamptz, %(end)s::timestamptz, '[]')
+  AND m.fact_type = ANY(%(types)s)
+ORDER BY m.embedding <=> %(query_vector)s
+LIMIT %(limit)s
 """
 _WALK = "SET LOCAL hnsw.iterative_scan = relaxed_order"
 _EF = "SELECT set_config('hnsw.ef_search', %(ef)s, true)"
 _NO_SORTS = "SET LOCAL enable_sort = off"
-_SORTS_BACK = "SET LOCAL enable_sort = on"  # the spread that follows sorts
+_SORTS_BACK = "SET LOCAL enable_sort TO DEFAULT"  # the spread that follows sorts
 # Temporal links are stored one way (newer -> older) but mean "close in time" both ways;
 # causal links are followed in the direction they were given. Each hop keeps only its best
 # ``limit`` nodes: a node outside them scores below ``limit`` nodes of the same hop, and
@@ -177,16 +176,32 @@ def _direct(
         "limit": query.limit,
         "min_similarity": query.min_similarity,
     }
+    exact = Statement(sql.SQL(_DIRECT).format(scope=scope), params)
+    # A filter (tags, metadata, dates) can keep all but a few of a wide window's memories,
+    # and the walk would give up before finding them: filtered windows are scored.
+    if query.scope.filters_rows:
+        return _similarities((yield exact))
     bound = query.exact_window_rows + 1
     counted = yield Statement(_WINDOW_ROWS, {**params, "bound": bound})
     if int(counted[0][0]) < bound:
-        rows = yield Statement(sql.SQL(_DIRECT).format(scope=scope), params)
-    else:
-        yield Statement(_WALK, None, "none")
-        yield Statement(_EF, {"ef": str(max(query.limit, 40))}, "none")
-        yield Statement(_NO_SORTS, None, "none")
-        rows = yield Statement(sql.SQL(_DIRECT_BY_INDEX).format(scope=scope), params)
-        yield Statement(_SORTS_BACK, None, "none")
+        return _similarities((yield exact))
+    yield Statement(_WALK, None, "none")
+    yield Statement(_EF, {"ef": str(max(query.limit, 40))}, "none")
+    yield Statement(_NO_SORTS, None, "none")
+    walked = yield Statement(_DIRECT_BY_INDEX, params)
+    yield Statement(_SORTS_BACK, None, "none")
+    if len(walked) < query.limit:
+        # The walk stopped short of the budget (its scan limit, in a table where the bank
+        # or the window is a small share): the window is scored after all.
+        return _similarities((yield exact))
+    return {
+        id_: similarity
+        for id_, similarity in _similarities(walked).items()
+        if similarity >= query.min_similarity
+    }
+
+
+def _similarities(rows: list[Any]) -> dict[str, float]:
     return {str(r[0]): float(r[1]) for r in rows}
 
 
