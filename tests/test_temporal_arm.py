@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -175,7 +176,8 @@ def test_the_window_query_can_use_the_range_index(engine: MemoryEngine, diary: s
         lines = conn.execute(sql.SQL("EXPLAIN ") + query, direct.params).fetchall()
         plan_text = "\n".join(str(line[0]) for line in lines)
         raise psycopg.Rollback()
-    assert "Bitmap Index Scan on memory_units_event_range" in plan_text
+    # A bitmap scan or a plain one, as the shared store's statistics make it cheaper.
+    assert re.search(r"Index Scan (on|using) memory_units_event_range", plan_text), plan_text
     # searched by the window, not merely read whole for its IS NOT NULL predicate
     assert "Index Cond: (tstzrange(" in plan_text and "&&" in plan_text
 
