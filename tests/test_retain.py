@@ -174,6 +174,39 @@ def test_temporal_links_weight_and_cap(engine: MemoryEngine, bank: str, db: Conn
     assert out_degree == (20,)
 
 
+def test_temporal_links_are_each_memorys_nearest_in_time(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    # Dense and tied times on both sides of each memory, and a window edge inside the
+    # crowd: every memory's links must be the 20 nearest within a day, ties by id, as an
+    # ordering of the whole window would give.
+    hours = [(i * 7) % 31 for i in range(45)] + [40, 47, 48, 49, 75]
+    items = [
+        {
+            "id": f"m{i:02d}",
+            "text": f"Entry {i}",
+            "occurred_start": f"2024-05-{1 + h // 24:02d}T{h % 24:02d}:00:00Z",
+        }
+        for i, h in enumerate(hours)
+    ]
+    engine.retain(bank, items)
+    at = {f"m{i:02d}": h for i, h in enumerate(hours)}
+    stored: dict[str, set[str]] = {}
+    for source, target in db.execute(
+        "SELECT from_unit_id, to_unit_id FROM memory_links"
+        " WHERE bank_id = %s AND link_type = 'temporal'",
+        (bank,),
+    ).fetchall():
+        stored.setdefault(source, set()).add(target)
+    for source, h in at.items():
+        near = sorted(
+            (abs(other - h), target)
+            for target, other in at.items()
+            if target != source and abs(other - h) <= 24
+        )
+        assert stored.get(source, set()) == {target for _, target in near[:20]}, source
+
+
 def test_causal_links_are_stored_with_their_type(engine: MemoryEngine, bank: str, db: Conn) -> None:
     engine.retain(bank, [{"id": "job", "text": "Alice got a job in Zurich"}])
     engine.retain(

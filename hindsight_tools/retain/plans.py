@@ -144,18 +144,38 @@ ON CONFLICT (bank_id, from_unit_id, to_unit_id, link_type) DO UPDATE SET weight 
 # ordering by the derived similarity can't use it and compares against every unit of the
 # bank (exact), which is the faster of the two until a bank holds a few thousand units.
 _NEIGHBOUR_ORDER = {"hnsw": "m.embedding <=> u.embedding", "exact": "similarity DESC"}
-_TEMPORAL_LINKS = """
+# A memory's nearest in time are the nearest before it and the nearest after it: each side
+# read in time order along the (bank_id, event_time) btree and stopped at ``max_links``,
+# the two merged. Ordering the whole +/- window by distance read every memory in it (about
+# 1,800 a memory in a bank of 1,000,000 spread over three years: 20 ms a memory, where
+# each side's walk reads its ``max_links``). Same links: on each side, nearer in time is
+# earlier in that side's order, and equal times are ordered by id in both.
+_NEAREST_SIDE = """
+(SELECT m.id, abs(extract(epoch FROM m.event_time - u.event_time)) / 3600.0 AS hours
+ FROM memory_units m
+ WHERE m.bank_id = %(bank)s AND m.id <> u.id AND {side}
+ ORDER BY m.event_time {direction}, m.id
+ LIMIT %(max_links)s)"""
+_BEFORE = _NEAREST_SIDE.format(
+    side="m.event_time BETWEEN u.event_time - make_interval(secs => %(window_seconds)s)"
+    " AND u.event_time",
+    direction="DESC",
+)
+_AFTER = _NEAREST_SIDE.format(
+    side="m.event_time > u.event_time"
+    " AND m.event_time <= u.event_time + make_interval(secs => %(window_seconds)s)",
+    direction="ASC",
+)
+_TEMPORAL_LINKS = f"""
 INSERT INTO memory_links (bank_id, from_unit_id, to_unit_id, link_type, weight)
 SELECT %(bank)s, u.id, n.id, 'temporal',
        greatest(0.3, 1 - n.hours / %(window_hours)s)
 FROM memory_units u
 CROSS JOIN LATERAL (
-    SELECT m.id, abs(extract(epoch FROM m.event_time - u.event_time)) / 3600.0 AS hours
-    FROM memory_units m
-    WHERE m.bank_id = %(bank)s AND m.id <> u.id
-      AND m.event_time BETWEEN u.event_time - make_interval(secs => %(window_seconds)s)
-                           AND u.event_time + make_interval(secs => %(window_seconds)s)
-    ORDER BY hours, m.id
+    SELECT near.id, near.hours FROM ({_BEFORE}
+        UNION ALL{_AFTER}
+    ) near
+    ORDER BY near.hours, near.id
     LIMIT %(max_links)s
 ) n
 WHERE u.bank_id = %(bank)s AND u.id = ANY(%(ids)s) AND u.event_time IS NOT NULL
