@@ -177,10 +177,11 @@ def test_temporal_links_weight_and_cap(engine: MemoryEngine, bank: str, db: Conn
 def test_temporal_links_are_each_memorys_nearest_in_time(
     engine: MemoryEngine, bank: str, db: Conn
 ) -> None:
-    # Dense and tied times on both sides of each memory, and a window edge inside the
-    # crowd: every memory's links must be the 20 nearest within a day, ties by id, as an
-    # ordering of the whole window would give.
-    hours = [(i * 7) % 31 for i in range(45)] + [40, 47, 48, 49, 75]
+    # Dense and tied times on both sides of each memory; a neighbour exactly a day away
+    # (51 and 75); and 25 memories at one instant an hour after another, so that a group
+    # of ties is cut at the 20th link on either side. Every memory's links must be the 20
+    # nearest within a day, ties by id, as an ordering of the whole window would give.
+    hours = [(i * 7) % 31 for i in range(45)] + [40, 47, 48, 49, 51, 75, 200] + [201] * 25
     items = [
         {
             "id": f"m{i:02d}",
