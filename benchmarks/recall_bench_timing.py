@@ -21,10 +21,10 @@ from hindsight_tools.encoders.embedding import Embedder
 from hindsight_tools.models import FACT_TYPES, Budget, FactType, RecallRequest
 from hindsight_tools.query.time_window import extract_time_window
 from hindsight_tools.recall.arms.base import ArmName
-from hindsight_tools.recall.arms.semantic import _SCAN
 from hindsight_tools.recall.budget import recall_budget
 from hindsight_tools.recall.pipeline import arm_plans
 from hindsight_tools.runtime.plan import Cancelled, Plan, Statement, run_plan
+from hindsight_tools.store.hnsw import walk_hnsw
 
 BUDGETS: tuple[Budget, ...] = ("low", "mid", "high")
 RETAIN_BATCH = 1000
@@ -180,17 +180,22 @@ def retain_bank(
     return time.perf_counter() - started
 
 
+FLOOR_K = 20
 _FLOOR = (
-    "SELECT id FROM memory_units WHERE bank_id = %(bank)s ORDER BY embedding <=> %(v)s LIMIT 20"
+    "SELECT id FROM memory_units WHERE bank_id = %(bank)s ORDER BY embedding <=> %(v)s"
+    f" LIMIT {FLOOR_K}"
 )
+
+
+def _floor(bank: str, vector: Any) -> Plan[Any]:
+    yield from walk_hnsw(FLOOR_K)
+    return (yield Statement(_FLOOR, {"bank": bank, "v": vector}))
 
 
 def time_floor(engine: MemoryEngine, bank: str, vector: Any) -> float:
     """One bank-filtered kNN query on a pooled connection, set up like the semantic arm."""
     started = time.perf_counter()
-    with engine._pool.connection() as conn, conn.transaction():
-        conn.execute(_SCAN)
-        conn.execute(_FLOOR, {"bank": bank, "v": vector}).fetchall()
+    _run(engine, _floor(bank, vector))
     return time.perf_counter() - started
 
 

@@ -20,6 +20,7 @@ from hindsight_tools.models import RetainResult
 from hindsight_tools.retain.units import PreparedItem, entity_key
 from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.settings import Settings
+from hindsight_tools.store.hnsw import walk_hnsw
 
 LOCK_BANK = "SELECT pg_advisory_xact_lock(hashtextextended(%(bank)s, 0))"
 _INSERT_BANK = "INSERT INTO banks (bank_id) VALUES (%(bank)s) ON CONFLICT DO NOTHING"
@@ -121,10 +122,6 @@ DROP_UNUSED_ENTITIES = """
 DELETE FROM entities WHERE bank_id = %(bank)s AND id = ANY(%(old_ids)s) AND mention_count = 0
 """
 _BANK_SIZE = "SELECT count(*) FROM memory_units WHERE bank_id = %(bank)s"
-# The HNSW index spans every bank: iterative scans keep walking it until the bank filter
-# has let through enough neighbours, instead of returning too few.
-_SEMANTIC_SCAN = "SET LOCAL hnsw.iterative_scan = relaxed_order"
-_SEMANTIC_EF = "SELECT set_config('hnsw.ef_search', %(ef)s, true)"
 # {order} is one of the two _NEIGHBOUR_ORDER entries, never user input.
 _SEMANTIC_LINKS = """
 INSERT INTO memory_links (bank_id, from_unit_id, to_unit_id, link_type, weight)
@@ -310,9 +307,7 @@ def link_plan(bank_id: str, ids: Sequence[str], settings: Settings) -> Plan[None
         ((bank_size,),) = yield Statement(_BANK_SIZE, bank)
         method = "exact" if bank_size <= settings.semantic_link_exact_max_units else "hnsw"
         if method == "hnsw":
-            ef = max(settings.semantic_link_top_k * 2, 40)
-            yield Statement(_SEMANTIC_SCAN, None, "none")
-            yield Statement(_SEMANTIC_EF, {"ef": str(ef)}, "none")
+            yield from walk_hnsw(settings.semantic_link_top_k * 2)
         query = sql.SQL(_SEMANTIC_LINKS).format(order=sql.SQL(_NEIGHBOUR_ORDER[method]))
         yield Statement(
             query,

@@ -9,6 +9,7 @@ from psycopg import sql
 from hindsight_tools.models import FactType
 from hindsight_tools.recall.arms.filters import Scope, scope_condition
 from hindsight_tools.runtime.plan import Plan, Statement
+from hindsight_tools.store.hnsw import walk_hnsw
 
 # Each fact type gets its own top-k, so a bank full of one type can't crowd out the others.
 # One branch per type, with the type as a constant: that is what lets the planner use the
@@ -24,10 +25,6 @@ _QUERY = """
 SELECT h.id, h.similarity FROM ({branches}) h
 WHERE h.similarity >= %(min_similarity)s
 """
-# One HNSW index spans all banks and types; iterative scans keep walking it until the
-# filters have let through enough rows instead of returning too few.
-_SCAN = "SET LOCAL hnsw.iterative_scan = relaxed_order"
-_EF = "SELECT set_config('hnsw.ef_search', %(ef)s, true)"
 
 
 def semantic_plan(
@@ -38,8 +35,7 @@ def semantic_plan(
     limit: int,
     min_similarity: float,
 ) -> Plan[list[tuple[str, float]]]:
-    yield Statement(_SCAN, None, "none")
-    yield Statement(_EF, {"ef": str(max(limit, 40))}, "none")
+    yield from walk_hnsw(limit)
     scope_sql, scope_params = scope_condition("m", scope)
     # fact types are validated members of FACT_TYPES, and quoted as literals all the same
     branches = sql.SQL(" UNION ALL ").join(

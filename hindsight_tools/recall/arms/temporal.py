@@ -24,6 +24,7 @@ from psycopg import sql
 from hindsight_tools.models import FactType
 from hindsight_tools.recall.arms.filters import Scope, memory_span, scope_condition
 from hindsight_tools.runtime.plan import Plan, Statement
+from hindsight_tools.store.hnsw import walk_hnsw
 
 ENTRY_POINTS = 10
 MAX_HOPS = 5
@@ -89,8 +90,6 @@ WHERE m.bank_id = %(bank)s AND {_DATED}
 ORDER BY m.embedding <=> %(query_vector)s
 LIMIT %(limit)s
 """
-_WALK = "SET LOCAL hnsw.iterative_scan = relaxed_order"
-_EF = "SELECT set_config('hnsw.ef_search', %(ef)s, true)"
 _NO_SORTS = "SET LOCAL enable_sort = off"
 _SORTS_BACK = "SET LOCAL enable_sort TO DEFAULT"  # the spread that follows sorts
 # Temporal links are stored one way (newer -> older) but mean "close in time" both ways;
@@ -185,8 +184,7 @@ def _direct(
     counted = yield Statement(_WINDOW_ROWS, {**params, "bound": bound})
     if int(counted[0][0]) < bound:
         return _similarities((yield exact))
-    yield Statement(_WALK, None, "none")
-    yield Statement(_EF, {"ef": str(max(query.limit, 40))}, "none")
+    yield from walk_hnsw(query.limit)
     yield Statement(_NO_SORTS, None, "none")
     walked = yield Statement(_DIRECT_BY_INDEX, params)
     yield Statement(_SORTS_BACK, None, "none")
