@@ -71,6 +71,8 @@ DESCRIPTIONS: dict[str, str] = {
     "keyword arm's lexemes (both backends).",
     "bm25_k1": "BM25 term-frequency saturation.",
     "bm25_b": "BM25 document-length normalisation.",
+    "bm25_exact_postings": "Postings of a question's terms the keyword arm reads in full; "
+    "past them the rarest terms choose its candidates and the other terms only score them.",
     "semantic_min_similarity": "Lowest cosine similarity the semantic arm (and the graph "
     "arm's seeds) keeps.",
     "graph_per_entity_limit": "Memories the graph arm expands to per shared entity.",

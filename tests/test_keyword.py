@@ -1,4 +1,5 @@
-"""Keyword arm: BM25 equals a reference implementation; native full text; filters; term cap."""
+"""Keyword arm: BM25 equals a reference implementation; native full text; filters; term cap;
+the bounded form past ``exact_postings``."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ import numpy as np
 import psycopg
 import pytest
 
-from hindsight_tools import MemoryEngine
+from hindsight_tools import MemoryEngine, Settings
 from hindsight_tools.recall.arms.bm25 import (
     MAX_QUERY_TERMS,
     Bm25Backend,
     KeywordQuery,
     NativeBackend,
+    opening_terms,
 )
 from hindsight_tools.recall.arms.filters import Scope
 
@@ -111,9 +113,7 @@ def test_postings_follow_a_changed_fact_type_and_length(
     engine: MemoryEngine, bank: str, db: psycopg.Connection[tuple[Any, ...]]
 ) -> None:
     engine.retain(bank, [{"id": "u", "text": "Zebra", "fact_type": "world"}])
-    engine.retain(
-        bank, [{"id": "u", "text": "Zebra zebra stripes", "fact_type": "experience"}]
-    )
+    engine.retain(bank, [{"id": "u", "text": "Zebra zebra stripes", "fact_type": "experience"}])
     rows = db.execute(
         "SELECT DISTINCT mt.fact_type, mt.doc_length = m.search_length FROM memory_terms mt"
         " JOIN memory_units m ON m.bank_id = mt.bank_id AND m.id = mt.unit_id"
@@ -169,3 +169,75 @@ def test_query_without_known_terms_returns_nothing(engine: MemoryEngine, corpus:
     assert keyword(engine, corpus, "the of and") == []
     assert keyword(engine, corpus, "qwertyuiop") == []
     assert keyword(engine, corpus, "'; DROP TABLE memory_units; -- & | ! :*") == []
+
+
+@pytest.mark.parametrize(
+    ("postings", "bound", "opening"),
+    [
+        ([3, 5], 10, 2),  # all fit: exact
+        ([3, 5, 100], 10, 2),  # the longest prefix that fits
+        ([3, 5, 6], 10, 3),  # 8 candidates x 1 lookup >= 6 postings: reading is smaller
+        ([50, 60], 10, 1),  # the rarest term opens even past the bound
+        ([50, 55, 60], 10, 1),  # 100 lookups < 115 postings
+        ([50, 50, 50], 10, 3),  # words common alike: 100 lookups >= 100 postings
+        ([1, 100], 0, 1),
+    ],
+)
+def test_opening_terms(postings: list[int], bound: int, opening: int) -> None:
+    assert opening_terms(postings, bound) == opening
+
+
+# "okapi" is in four memories, "river" and "zebra" in many: past a bound of 4 postings the
+# rare word chooses the candidates and the common words only score them.
+BOUNDED_DOCS = {
+    **{f"z{i}": f"Zebra by the river, sighting {i}" for i in range(12)},
+    **{f"r{i}": f"The river ran high, day {i}" for i in range(6)},
+    "o1": "An okapi drank at the river next to a zebra",
+    "o2": "The okapi hid in the forest",
+    "o3": "Okapi and zebra, both striped",
+    "o4": "Okapi okapi river river river, a long long long note about the river bank",
+}
+
+
+@pytest.mark.parametrize("tags", [None, ["even"]])
+def test_bounded_form_keeps_the_rare_terms_memories_with_their_full_scores(
+    engine: MemoryEngine, bank: str, tags: list[str] | None
+) -> None:
+    engine.retain(
+        bank,
+        [
+            {"id": k, "text": v, "entities": [], "tags": ["even"] if int(k[1:]) % 2 == 0 else []}
+            for k, v in BOUNDED_DOCS.items()
+        ],
+    )
+    strict = {"tags": tags, "tags_match": "any_strict"} if tags else {}
+    query = "okapi river zebra"
+    exact = dict(keyword(engine, bank, query, Bm25Backend(exact_postings=10**9), **strict))
+    bounded = keyword(engine, bank, query, Bm25Backend(exact_postings=4), **strict)
+    rare = {k for k in BOUNDED_DOCS if k.startswith("o") and (not tags or int(k[1:]) % 2 == 0)}
+    assert {k for k, _ in bounded} == rare
+    assert len(exact) > len(rare)  # the exact form also finds river and zebra alone
+    for doc_id, score in bounded:  # the common words' shares are added, not dropped
+        assert score == pytest.approx(exact[doc_id], rel=1e-9), doc_id
+    scores = [score for _, score in bounded]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_words_common_alike_are_read_in_full_past_the_bound(
+    engine: MemoryEngine, bank: str
+) -> None:
+    engine.retain(
+        bank,
+        [{"id": f"a{i}", "text": f"apple note {i}", "entities": []} for i in range(5)]
+        + [{"id": f"p{i}", "text": f"pear note {i}", "entities": []} for i in range(5)]
+        + [{"id": "ap", "text": "apple and pear", "entities": []}],
+    )
+    exact = keyword(engine, bank, "apple pear", Bm25Backend(exact_postings=10**9))
+    assert keyword(engine, bank, "apple pear", Bm25Backend(exact_postings=1)) == exact
+    assert len(exact) == 11
+
+
+def test_the_setting_reaches_the_keyword_arm(engine: MemoryEngine, settings: Settings) -> None:
+    own = settings.with_overrides({"database_url": engine.database_url, "bm25_exact_postings": 7})
+    with MemoryEngine(settings=own) as bounded:
+        assert bounded._core.recall_services.keyword == Bm25Backend(exact_postings=7)

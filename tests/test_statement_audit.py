@@ -28,7 +28,7 @@ from pgvector.psycopg import register_vector
 
 from hindsight_tools import MemoryEngine, Settings
 from hindsight_tools.models import FACT_TYPES
-from hindsight_tools.recall.arms.bm25 import KeywordQuery, NativeBackend
+from hindsight_tools.recall.arms.bm25 import Bm25Backend, KeywordQuery, NativeBackend
 from hindsight_tools.recall.arms.filters import Scope
 from hindsight_tools.recall.arms.graph import GraphQuery, graph_plan
 from hindsight_tools.runtime.plan import Cancelled, Plan, run_plan
@@ -135,8 +135,9 @@ async def _recall_async(engine: MemoryEngine, bank: str) -> None:
 
 
 def _run_plans_a_recall_rarely_reaches(url: str, bank: str) -> None:
-    """The native keyword backend, and the graph arm's query without entities (what it
-    falls back to past its time limit), run directly."""
+    """The native keyword backend, BM25's bounded form (a bank past its bound), and the
+    graph arm's query without entities (what it falls back to past its time limit), run
+    directly."""
     with psycopg.connect(url) as conn:
         register_vector(conn)
         row = conn.execute(
@@ -147,6 +148,10 @@ def _run_plans_a_recall_rarely_reaches(url: str, bank: str) -> None:
         scope = Scope(tags=["art"], metadata=None)
         native = KeywordQuery(bank, "Melanie lake", tuple(FACT_TYPES), scope, 10, "english")
         run_plan(conn, NativeBackend().plan(native))
+        bounded = KeywordQuery(
+            bank, "Melanie painted lake", tuple(FACT_TYPES), scope, 10, "english"
+        )
+        run_plan(conn, Bm25Backend(exact_postings=0).plan(bounded))
         graph = GraphQuery(bank, vector, ("Melanie",), ("world",), scope, 10, 0.0, 10, 5.0, "idf")
         run_plan(conn, _as_if_cancelled(graph_plan(graph)))
 
@@ -191,6 +196,7 @@ def test_every_statement_of_every_call_stays_in_its_bank(
         "tstzrange",  # the temporal arm and the date filter
         "metadata_doc",  # the metadata filter
         "ts_rank_cd",  # the native keyword backend
+        "p.unit_id = f.id",  # BM25's bounded form
         "DELETE FROM banks",
         "FROM hindsight_import_stage",  # the bulk path
     ):

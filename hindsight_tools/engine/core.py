@@ -127,7 +127,12 @@ class EngineCore:
             self.embedder,
             self.reranker,
             self.entity_extractor,
-            keyword_backend(settings.text_search_extension, settings.bm25_k1, settings.bm25_b),
+            keyword_backend(
+                settings.text_search_extension,
+                settings.bm25_k1,
+                settings.bm25_b,
+                settings.bm25_exact_postings,
+            ),
             self.late_interaction,
         )
 

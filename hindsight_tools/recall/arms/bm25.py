@@ -12,10 +12,20 @@ The four arms).
 Both use the same lexemes (``to_tsvector`` in the configured language). Queries with more
 than ``MAX_QUERY_TERMS`` terms keep the rarest ones in the bank. A further backend (such as
 ParadeDB's ``pg_search``) is one more :class:`KeywordBackend`.
+
+BM25 reads every posting of the query's terms while they number at most ``exact_postings``
+(``HINDSIGHT_API_BM25_EXACT_POSTINGS``), and is then exact. Past that, common words would
+make the arm linear in the bank, so it turns to the *continue* strategy of term-at-a-time
+retrieval with limited accumulators (Moffat and Zobel, "Self-indexing inverted files for fast
+text retrieval", 1996): the rarest terms, as many as fit the bound and at least one, are
+read in full and decide which memories are candidates; each remaining term only adds its
+share to those candidates, looked up by primary key. A memory with none of the opening
+terms is left to the other arms.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -87,6 +97,56 @@ CROSS JOIN LATERAL (
 ) h
 """
 
+# The continue strategy: the opening terms' postings are read and summed as above; a late
+# term's posting is looked up by primary key for each candidate only. Its sums add the late
+# terms' share after the opening terms', so a score can differ from the exact form's in
+# the last bits; the two forms are never mixed within one query.
+_BM25_BOUNDED = """
+WITH stats AS (
+    SELECT doc_count::float8 AS n,
+           greatest(total_length::float8 / nullif(doc_count, 0), 1e-9) AS avgdl
+    FROM banks WHERE bank_id = %(bank)s
+), q AS (
+    SELECT bt.term, bt.term = ANY(%(opening)s) AS opens,
+           ln(1 + (stats.n - bt.df + 0.5) / (bt.df + 0.5)) AS idf
+    FROM bank_terms bt, stats
+    WHERE bt.bank_id = %(bank)s AND bt.term = ANY(%(terms)s)
+), found AS MATERIALIZED (
+    SELECT mt.unit_id AS id, mt.fact_type,
+           sum(q.idf * mt.tf
+               / (mt.tf + %(k1)s * (1 - %(b)s + %(b)s * mt.doc_length / stats.avgdl))) AS score
+    FROM q
+    JOIN memory_terms mt ON mt.bank_id = %(bank)s AND mt.term = q.term
+    CROSS JOIN stats
+    {scope_join}
+    WHERE q.opens AND mt.fact_type = ANY(%(types)s)
+    GROUP BY mt.unit_id, mt.fact_type
+), late AS (
+    SELECT f.id,
+           sum(q.idf * mt.tf
+               / (mt.tf + %(k1)s * (1 - %(b)s + %(b)s * mt.doc_length / stats.avgdl))) AS score
+    FROM found f
+    CROSS JOIN q
+    JOIN LATERAL (
+        SELECT p.tf, p.doc_length FROM memory_terms p
+        WHERE p.bank_id = %(bank)s AND p.term = q.term AND p.unit_id = f.id
+    ) mt ON true
+    CROSS JOIN stats
+    WHERE NOT q.opens
+    GROUP BY f.id
+), scored AS MATERIALIZED (
+    SELECT f.id, f.fact_type, f.score + coalesce(late.score, 0) AS score
+    FROM found f LEFT JOIN late ON late.id = f.id
+)
+SELECT h.id, h.score
+FROM unnest(%(types)s::text[]) AS t(fact_type)
+CROSS JOIN LATERAL (
+    SELECT id, score FROM scored WHERE scored.fact_type = t.fact_type
+    ORDER BY score DESC, id
+    LIMIT %(limit)s
+) h
+"""
+
 _NATIVE = """
 WITH q AS (
     SELECT array_to_string(
@@ -106,7 +166,7 @@ CROSS JOIN LATERAL (
 """
 
 
-def _rarest_terms(query: KeywordQuery) -> Plan[list[str]]:
+def rarest_terms(query: KeywordQuery) -> Plan[list[tuple[str, int]]]:
     rows = yield Statement(
         _RAREST_TERMS,
         {
@@ -116,16 +176,46 @@ def _rarest_terms(query: KeywordQuery) -> Plan[list[str]]:
             "max_terms": MAX_QUERY_TERMS,
         },
     )
-    return [str(r[0]) for r in rows]
+    return [(str(r[0]), int(r[1])) for r in rows]
+
+
+def opening_terms(postings: Sequence[int], exact_postings: int) -> int:
+    """How many of a query's terms, rarest first with these posting counts, are read in full.
+
+    All of them while their postings fit ``exact_postings``; otherwise the longest prefix
+    that fits, and at least the rarest term. When looking the remaining terms up for each
+    candidate would visit more postings than reading them (every word common alike), all
+    are read: the bounded form is never the larger read.
+    """
+    opening, read = 0, 0
+    for count in postings:
+        if opening and read + count > exact_postings:
+            break
+        opening, read = opening + 1, read + count
+    late = postings[opening:]
+    if late and read * len(late) >= sum(late):
+        return len(postings)
+    return opening
 
 
 def _ranked_by_terms(
-    query: KeywordQuery, template: str, extra: dict[str, object]
+    query: KeywordQuery,
+    template: str,
+    extra: dict[str, object],
+    bounded: tuple[str, int] | None = None,
 ) -> Plan[list[tuple[str, float]]]:
-    """Shared by the backends: pick the rarest query terms, then run ``template`` on them."""
-    terms = yield from _rarest_terms(query)
-    if not terms:
+    """Shared by the backends: pick the rarest query terms, then run ``template`` on them,
+    or, given ``bounded`` (a template and its bound on postings read in full), that one
+    when the terms' postings exceed the bound."""
+    ranked = yield from rarest_terms(query)
+    if not ranked:
         return []
+    terms = [term for term, _ in ranked]
+    if bounded is not None:
+        opening = opening_terms([df for _, df in ranked], bounded[1])
+        if opening < len(terms):
+            template = bounded[0]
+            extra = {**extra, "opening": terms[:opening]}
     scope, scope_params = scope_condition("m", query.scope)
     # Postings carry fact type and length; only a filter needs the memories themselves.
     scope_join: sql.Composable = sql.SQL("")
@@ -150,10 +240,18 @@ def _ranked_by_terms(
 class Bm25Backend:
     k1: float = 1.2
     b: float = 0.75
+    exact_postings: int = 20_000
     name: str = "bm25"
 
     def plan(self, query: KeywordQuery) -> Plan[list[tuple[str, float]]]:
-        return (yield from _ranked_by_terms(query, _BM25, {"k1": self.k1, "b": self.b}))
+        return (
+            yield from _ranked_by_terms(
+                query,
+                _BM25,
+                {"k1": self.k1, "b": self.b},
+                bounded=(_BM25_BOUNDED, self.exact_postings),
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -164,7 +262,9 @@ class NativeBackend:
         return (yield from _ranked_by_terms(query, _NATIVE, {}))
 
 
-def keyword_backend(name: KeywordBackendName, k1: float, b: float) -> KeywordBackend:
+def keyword_backend(
+    name: KeywordBackendName, k1: float, b: float, exact_postings: int
+) -> KeywordBackend:
     if name == "native":
         return NativeBackend()
-    return Bm25Backend(k1=k1, b=b)
+    return Bm25Backend(k1=k1, b=b, exact_postings=exact_postings)
