@@ -172,19 +172,20 @@ def test_query_without_known_terms_returns_nothing(engine: MemoryEngine, corpus:
 
 
 @pytest.mark.parametrize(
-    ("postings", "bound", "opening"),
+    ("postings", "bound", "cost", "opening"),
     [
-        ([3, 5], 10, 2),  # all fit: exact
-        ([3, 5, 100], 10, 2),  # the longest prefix that fits
-        ([3, 5, 6], 10, 3),  # 8 candidates x 1 lookup >= 6 postings: reading is smaller
-        ([50, 60], 10, 1),  # the rarest term opens even past the bound
-        ([50, 55, 60], 10, 1),  # 100 lookups < 115 postings
-        ([50, 50, 50], 10, 3),  # words common alike: 100 lookups >= 100 postings
-        ([1, 100], 0, 1),
+        ([3, 5], 10, 1.0, 2),  # all fit: exact
+        ([3, 5, 100], 10, 1.0, 2),  # the longest prefix that fits
+        ([3, 5, 6], 10, 1.0, 3),  # 8 lookups >= 6 postings: reading is no dearer
+        ([50, 60], 10, 1.0, 1),  # the rarest term opens even past the bound
+        ([50, 55, 60], 10, 1.0, 1),  # 100 lookups < 115 postings
+        ([50, 55, 60], 10, 2.0, 3),  # at twice the cost, 200 >= 115
+        ([50, 50, 50], 10, 1.0, 3),  # words common alike: 100 lookups >= 100 postings
+        ([1, 100], 0, 2.0, 1),
     ],
 )
-def test_opening_terms(postings: list[int], bound: int, opening: int) -> None:
-    assert opening_terms(postings, bound) == opening
+def test_opening_terms(postings: list[int], bound: int, cost: float, opening: int) -> None:
+    assert opening_terms(postings, bound, cost) == opening
 
 
 # "okapi" is in four memories, "river" and "zebra" in many: past a bound of 4 postings the
@@ -241,3 +242,48 @@ def test_the_setting_reaches_the_keyword_arm(engine: MemoryEngine, settings: Set
     own = settings.with_overrides({"database_url": engine.database_url, "bm25_exact_postings": 7})
     with MemoryEngine(settings=own) as bounded:
         assert bounded._core.recall_services.keyword == Bm25Backend(exact_postings=7)
+
+
+# Two opening terms (giraffe 3, okapi 5) within a bound of 8 postings; river is late. In the
+# experience memories the late share decides the top 2: e2 (okapi and river) passes e3
+# (giraffe alone) only with it.
+TYPED_DOCS = {
+    "e1": ("experience", "okapi giraffe"),
+    "e2": ("experience", "okapi river river"),
+    "e3": ("experience", "giraffe seen once in a long walk through the park today"),
+    "w1": ("world", "okapi river"),
+    "w2": ("world", "giraffe okapi river"),
+    "o1": ("observation", "okapi river"),
+    **{f"r{i}": ("world", f"river note {i}") for i in range(20)},
+}
+
+
+def test_bounded_form_reads_two_opening_terms_and_keeps_each_types_limit(
+    engine: MemoryEngine, bank: str
+) -> None:
+    engine.retain(
+        bank,
+        [{"id": k, "text": t, "fact_type": f, "entities": []} for k, (f, t) in TYPED_DOCS.items()],
+    )
+
+    def ask(bound: int, limit: int) -> list[tuple[str, float]]:
+        query = KeywordQuery(
+            bank, "okapi giraffe river", ("world", "experience"), Scope(), limit, "english"
+        )
+        return engine._run(Bm25Backend(exact_postings=bound).plan(query))
+
+    exact = dict(ask(10**9, 100))
+    assert "o1" not in exact  # not an asked type
+    expected = []
+    for fact_type in ("world", "experience"):
+        found = [
+            k
+            for k, (f, t) in TYPED_DOCS.items()
+            if f == fact_type and ("okapi" in t or "giraffe" in t)
+        ]
+        expected += sorted(found, key=lambda k: (-exact[k], k))[:2]
+    assert "e2" in expected and "e3" not in expected  # the late share reorders
+    bounded = ask(8, 2)
+    assert [k for k, _ in bounded] == expected
+    for k, score in bounded:
+        assert score == pytest.approx(exact[k], rel=1e-9)

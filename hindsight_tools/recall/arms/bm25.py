@@ -25,7 +25,7 @@ terms is left to the other arms.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -36,6 +36,9 @@ from hindsight_tools.recall.arms.filters import Scope, scope_condition
 from hindsight_tools.runtime.plan import Plan, Statement
 
 MAX_QUERY_TERMS = 16
+# A posting looked up by key costs about two read in sequence: in a bank of 300,000 the
+# bounded form spent about 3.5 µs a lookup, the exact form 1.6 µs a posting read and summed.
+LOOKUP_COST = 2.0
 KeywordBackendName = Literal["bm25", "native"]
 
 
@@ -65,43 +68,9 @@ ORDER BY bt.df, bt.term
 LIMIT %(max_terms)s
 """
 
-# Each fact type's best by a bounded (top-N) sort of the scored memories, computed once:
-# a window function over them sorted every scored memory, and with the postings of common
-# words in a bank of 300,000 that sort took about a third of the arm's time.
-_BM25 = """
-WITH stats AS (
-    SELECT doc_count::float8 AS n,
-           greatest(total_length::float8 / nullif(doc_count, 0), 1e-9) AS avgdl
-    FROM banks WHERE bank_id = %(bank)s
-), q AS (
-    SELECT bt.term, ln(1 + (stats.n - bt.df + 0.5) / (bt.df + 0.5)) AS idf
-    FROM bank_terms bt, stats
-    WHERE bt.bank_id = %(bank)s AND bt.term = ANY(%(terms)s)
-), scored AS MATERIALIZED (
-    SELECT mt.unit_id AS id, mt.fact_type,
-           sum(q.idf * mt.tf
-               / (mt.tf + %(k1)s * (1 - %(b)s + %(b)s * mt.doc_length / stats.avgdl))) AS score
-    FROM q
-    JOIN memory_terms mt ON mt.bank_id = %(bank)s AND mt.term = q.term
-    CROSS JOIN stats
-    {scope_join}
-    WHERE mt.fact_type = ANY(%(types)s)
-    GROUP BY mt.unit_id, mt.fact_type
-)
-SELECT h.id, h.score
-FROM unnest(%(types)s::text[]) AS t(fact_type)
-CROSS JOIN LATERAL (
-    SELECT id, score FROM scored WHERE scored.fact_type = t.fact_type
-    ORDER BY score DESC, id
-    LIMIT %(limit)s
-) h
-"""
-
-# The continue strategy: the opening terms' postings are read and summed as above; a late
-# term's posting is looked up by primary key for each candidate only. Its sums add the late
-# terms' share after the opening terms', so a score can differ from the exact form's in
-# the last bits; the two forms are never mixed within one query.
-_BM25_BOUNDED = """
+# The bank's totals and the query terms' IDF; ``opens`` marks the terms the bounded form
+# reads in full (all of them in the exact form).
+_TERMS = """
 WITH stats AS (
     SELECT doc_count::float8 AS n,
            greatest(total_length::float8 / nullif(doc_count, 0), 1e-9) AS avgdl
@@ -111,40 +80,60 @@ WITH stats AS (
            ln(1 + (stats.n - bt.df + 0.5) / (bt.df + 0.5)) AS idf
     FROM bank_terms bt, stats
     WHERE bt.bank_id = %(bank)s AND bt.term = ANY(%(terms)s)
-), found AS MATERIALIZED (
-    SELECT mt.unit_id AS id, mt.fact_type,
-           sum(q.idf * mt.tf
-               / (mt.tf + %(k1)s * (1 - %(b)s + %(b)s * mt.doc_length / stats.avgdl))) AS score
+)"""
+
+# One posting's share of a memory's score (Lucene's BM25).
+_SHARE = "q.idf * mt.tf / (mt.tf + %(k1)s * (1 - %(b)s + %(b)s * mt.doc_length / stats.avgdl))"
+
+# The memories found, summed over every posting of the read terms.
+_FOUND = f"""
+    SELECT mt.unit_id AS id, mt.fact_type, sum({_SHARE}) AS score
     FROM q
     JOIN memory_terms mt ON mt.bank_id = %(bank)s AND mt.term = q.term
     CROSS JOIN stats
-    {scope_join}
+    {{scope_join}}
     WHERE q.opens AND mt.fact_type = ANY(%(types)s)
-    GROUP BY mt.unit_id, mt.fact_type
-), late AS (
-    SELECT f.id,
-           sum(q.idf * mt.tf
-               / (mt.tf + %(k1)s * (1 - %(b)s + %(b)s * mt.doc_length / stats.avgdl))) AS score
-    FROM found f
-    CROSS JOIN q
-    JOIN LATERAL (
-        SELECT p.tf, p.doc_length FROM memory_terms p
-        WHERE p.bank_id = %(bank)s AND p.term = q.term AND p.unit_id = f.id
-    ) mt ON true
-    CROSS JOIN stats
-    WHERE NOT q.opens
-    GROUP BY f.id
-), scored AS MATERIALIZED (
-    SELECT f.id, f.fact_type, f.score + coalesce(late.score, 0) AS score
-    FROM found f LEFT JOIN late ON late.id = f.id
-)
+    GROUP BY mt.unit_id, mt.fact_type"""
+
+# Each fact type's best by a bounded (top-N) sort of the scored memories, computed once:
+# a window function over them sorted every scored memory, and with the postings of common
+# words in a bank of 300,000 that sort took about a third of the arm's time.
+_BEST_OF_EACH_TYPE = """
 SELECT h.id, h.score
 FROM unnest(%(types)s::text[]) AS t(fact_type)
 CROSS JOIN LATERAL (
     SELECT id, score FROM scored WHERE scored.fact_type = t.fact_type
     ORDER BY score DESC, id
     LIMIT %(limit)s
-) h
+) h"""
+
+_BM25 = f"""{_TERMS}, scored AS MATERIALIZED ({_FOUND}
+){_BEST_OF_EACH_TYPE}
+"""
+
+# The continue strategy: the opening terms' postings are read and summed as above, and a
+# late term's posting is looked up for each memory found. ``LIMIT 1`` (the key allows one
+# row) keeps the lookup a lookup: flattened into a join, the planner may read every
+# posting of the late terms instead, which is what this form exists to avoid. The late
+# shares are added after the opening ones, so a score can differ from the exact form's in
+# its last bits; one query never mixes the two forms.
+_BM25_BOUNDED = f"""{_TERMS}, found AS MATERIALIZED ({_FOUND}
+), late AS (
+    SELECT f.id, f.fact_type, sum({_SHARE}) AS score
+    FROM found f
+    CROSS JOIN q
+    JOIN LATERAL (
+        SELECT p.tf, p.doc_length FROM memory_terms p
+        WHERE p.bank_id = %(bank)s AND p.term = q.term AND p.unit_id = f.id
+        LIMIT 1
+    ) mt ON true
+    CROSS JOIN stats
+    WHERE NOT q.opens
+    GROUP BY f.id, f.fact_type
+), scored AS MATERIALIZED (
+    SELECT f.id, f.fact_type, f.score + coalesce(late.score, 0) AS score
+    FROM found f LEFT JOIN late ON late.id = f.id AND late.fact_type = f.fact_type
+){_BEST_OF_EACH_TYPE}
 """
 
 _NATIVE = """
@@ -179,13 +168,16 @@ def rarest_terms(query: KeywordQuery) -> Plan[list[tuple[str, int]]]:
     return [(str(r[0]), int(r[1])) for r in rows]
 
 
-def opening_terms(postings: Sequence[int], exact_postings: int) -> int:
+def opening_terms(postings: Sequence[int], exact_postings: int, lookup_cost: float) -> int:
     """How many of a query's terms, rarest first with these posting counts, are read in full.
 
     All of them while their postings fit ``exact_postings``; otherwise the longest prefix
-    that fits, and at least the rarest term. When looking the remaining terms up for each
-    candidate would visit more postings than reading them (every word common alike), all
-    are read: the bounded form is never the larger read.
+    that fits, and at least the rarest term. The remaining (late) terms are then looked up
+    once per memory found, at most once per posting read (a memory holding two opening
+    terms counts twice, and type and filters aren't applied yet): when those lookups,
+    each costing ``lookup_cost`` postings read in sequence, come to at least the late
+    terms' postings, reading everything is no dearer, so all terms are read and BM25 stays
+    exact. A question whose words are all about equally common ends there.
     """
     opening, read = 0, 0
     for count in postings:
@@ -193,29 +185,21 @@ def opening_terms(postings: Sequence[int], exact_postings: int) -> int:
             break
         opening, read = opening + 1, read + count
     late = postings[opening:]
-    if late and read * len(late) >= sum(late):
+    if late and read * len(late) * lookup_cost >= sum(late):
         return len(postings)
     return opening
 
 
 def _ranked_by_terms(
     query: KeywordQuery,
-    template: str,
-    extra: dict[str, object],
-    bounded: tuple[str, int] | None = None,
+    template: Callable[[list[tuple[str, int]]], tuple[str, dict[str, object]]],
 ) -> Plan[list[tuple[str, float]]]:
-    """Shared by the backends: pick the rarest query terms, then run ``template`` on them,
-    or, given ``bounded`` (a template and its bound on postings read in full), that one
-    when the terms' postings exceed the bound."""
+    """Shared by the backends: pick the rarest query terms, then run the statement and
+    parameters that ``template`` makes of them (rarest first, with their posting counts)."""
     ranked = yield from rarest_terms(query)
     if not ranked:
         return []
-    terms = [term for term, _ in ranked]
-    if bounded is not None:
-        opening = opening_terms([df for _, df in ranked], bounded[1])
-        if opening < len(terms):
-            template = bounded[0]
-            extra = {**extra, "opening": terms[:opening]}
+    text, extra = template(ranked)
     scope, scope_params = scope_condition("m", query.scope)
     # Postings carry fact type and length; only a filter needs the memories themselves.
     scope_join: sql.Composable = sql.SQL("")
@@ -223,10 +207,10 @@ def _ranked_by_terms(
         scope_join = sql.SQL(
             "JOIN memory_units m ON m.bank_id = mt.bank_id AND m.id = mt.unit_id AND {}"
         ).format(scope)
-    statement = sql.SQL(template).format(scope=scope, scope_join=scope_join)
+    statement = sql.SQL(text).format(scope=scope, scope_join=scope_join)
     params = {
         "bank": query.bank_id,
-        "terms": terms,
+        "terms": [term for term, _ in ranked],
         "types": list(query.types),
         "limit": query.limit,
         **scope_params,
@@ -241,17 +225,25 @@ class Bm25Backend:
     k1: float = 1.2
     b: float = 0.75
     exact_postings: int = 20_000
+    lookup_cost: float = LOOKUP_COST
     name: str = "bm25"
 
+    def opening(self, postings: Sequence[int]) -> int:
+        """How many of the terms with these posting counts (rarest first) are read in full."""
+        return opening_terms(postings, self.exact_postings, self.lookup_cost)
+
+    def statement(self, ranked: list[tuple[str, int]]) -> tuple[str, dict[str, object]]:
+        """The exact or the bounded statement for these terms, and their parameters."""
+        terms = [term for term, _ in ranked]
+        opening = self.opening([df for _, df in ranked])
+        return (_BM25_BOUNDED if opening < len(terms) else _BM25), {
+            "k1": self.k1,
+            "b": self.b,
+            "opening": terms[:opening],
+        }
+
     def plan(self, query: KeywordQuery) -> Plan[list[tuple[str, float]]]:
-        return (
-            yield from _ranked_by_terms(
-                query,
-                _BM25,
-                {"k1": self.k1, "b": self.b},
-                bounded=(_BM25_BOUNDED, self.exact_postings),
-            )
-        )
+        return (yield from _ranked_by_terms(query, self.statement))
 
 
 @dataclass(frozen=True)
@@ -259,7 +251,7 @@ class NativeBackend:
     name: str = "native"
 
     def plan(self, query: KeywordQuery) -> Plan[list[tuple[str, float]]]:
-        return (yield from _ranked_by_terms(query, _NATIVE, {}))
+        return (yield from _ranked_by_terms(query, lambda _: (_NATIVE, {})))
 
 
 def keyword_backend(
