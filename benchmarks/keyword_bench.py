@@ -12,7 +12,8 @@ backend with a bound no question reaches. Reported per configuration: p50 and p9
 arm alone (its two statements through the engine's pool, no other arm beside it), the
 questions that took the bounded form, and the share of the exact form's top 10 and top 50
 (all fact types, by score) that it returns too; then the same over the bounded questions
-alone, with the postings read, the lookups made and the postings skipped.
+alone, with the postings of the opening terms (summed for every memory they reach) and of
+the late ones (summed for the candidates only).
 
 The bound is ``HINDSIGHT_API_BM25_EXACT_POSTINGS`` (docs/configuration.md); why the
 bounded form exists: ``hindsight_tools/recall/arms/bm25.py``.
@@ -55,7 +56,7 @@ class Config:
     seconds: list[float] = field(default_factory=list)
     kept: dict[int, list[float]] = field(default_factory=dict)
     bounded: list[bool] = field(default_factory=list)
-    reads: list[tuple[int, int, int]] = field(default_factory=list)  # bounded questions
+    reads: list[tuple[int, int]] = field(default_factory=list)  # bounded questions
 
     @property
     def name(self) -> str:
@@ -92,8 +93,7 @@ def measure(
                 opening = config.backend.opening(postings)
                 config.bounded.append(opening < len(ranked))
                 if opening < len(ranked):
-                    read, late = sum(postings[:opening]), postings[opening:]
-                    config.reads.append((read, read * len(late), sum(late)))
+                    config.reads.append((sum(postings[:opening]), sum(postings[opening:])))
                 for k in HEADS:
                     head = set(exact[:k])
                     share = len(head & set(results[config.bound][:k])) / len(head) if head else 1.0
@@ -131,20 +131,19 @@ def render(
     lines += [
         "",
         "The questions each bound takes to the bounded form, against exact on the same "
-        "questions (postings: mean per question; lookups: memories found, at most the "
-        "postings read, times the late terms):",
+        "questions (postings: mean per question):",
         "",
         "| configuration | questions | exact p50 / p95 ms | bounded p50 / p95 ms "
-        "| top 10 kept | top 50 kept | postings read | lookups | late postings skipped |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| top 10 kept | top 50 kept | opening postings | late postings |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for c in configs[1:]:
         picked = [i for i, b in enumerate(c.bounded) if b]
         if not picked:
-            lines.append(f"| {c.name} | 0 | | | | | | | |")
+            lines.append(f"| {c.name} | 0 | | | | | | |")
             continue
         kept = " | ".join(f"{statistics.mean(c.kept[k][i] for i in picked):.3f}" for k in HEADS)
-        reads = " | ".join(f"{statistics.mean(r[j] for r in c.reads):,.0f}" for j in range(3))
+        reads = " | ".join(f"{statistics.mean(r[j] for r in c.reads):,.0f}" for j in range(2))
         mine = _ms([c.seconds[i] for i in picked]).replace(" | ", " / ")
         theirs = _ms([exact.seconds[i] for i in picked]).replace(" | ", " / ")
         lines.append(f"| {c.name} | {len(picked)} | {theirs} | {mine} | {kept} | {reads} |")

@@ -135,9 +135,9 @@ async def _recall_async(engine: MemoryEngine, bank: str) -> None:
 
 
 def _run_plans_a_recall_rarely_reaches(url: str, bank: str) -> None:
-    """The native keyword backend, BM25's bounded form (its bound and the price of a
-    lookup set to 0, so that a bank of six takes it), and the graph arm's query without
-    entities (what it falls back to past its time limit), run directly."""
+    """The native keyword backend, BM25's bounded form (its bound set to 0, so that a bank
+    of six takes it), and the graph arm's query without entities (what it falls back to
+    past its time limit), run directly."""
     with psycopg.connect(url) as conn:
         register_vector(conn)
         row = conn.execute(
@@ -151,7 +151,7 @@ def _run_plans_a_recall_rarely_reaches(url: str, bank: str) -> None:
         bounded = KeywordQuery(
             bank, "Melanie painted lake", tuple(FACT_TYPES), scope, 10, "english"
         )
-        run_plan(conn, Bm25Backend(exact_postings=0, lookup_cost=0).plan(bounded))
+        run_plan(conn, Bm25Backend(exact_postings=0).plan(bounded))
         graph = GraphQuery(bank, vector, ("Melanie",), ("world",), scope, 10, 0.0, 10, 5.0, "idf")
         run_plan(conn, _as_if_cancelled(graph_plan(graph)))
 
@@ -196,7 +196,7 @@ def test_every_statement_of_every_call_stays_in_its_bank(
         "tstzrange",  # the temporal arm and the date filter
         "metadata_doc",  # the metadata filter
         "ts_rank_cd",  # the native keyword backend
-        "p.unit_id = f.id",  # BM25's bounded form
+        "JOIN found f",  # BM25's bounded form
         "DELETE FROM banks",
         "FROM hindsight_import_stage",  # the bulk path
     ):

@@ -13,14 +13,15 @@ Both use the same lexemes (``to_tsvector`` in the configured language). Queries 
 than ``MAX_QUERY_TERMS`` terms keep the rarest ones in the bank. A further backend (such as
 ParadeDB's ``pg_search``) is one more :class:`KeywordBackend`.
 
-BM25 reads every posting of the query's terms while they number at most ``exact_postings``
-(``HINDSIGHT_API_BM25_EXACT_POSTINGS``), and is then exact. Past that, common words would
-make the arm linear in the bank, so it turns to the *continue* strategy of term-at-a-time
-retrieval with limited accumulators (Moffat and Zobel, "Self-indexing inverted files for fast
-text retrieval", 1996): the rarest terms, as many as fit the bound and at least one, are
-read in full and decide which memories are candidates; each remaining term only adds its
-share to those candidates, looked up by primary key. A memory with none of the opening
-terms is left to the other arms.
+BM25 sums every posting of the query's terms while they number at most ``exact_postings``
+(``HINDSIGHT_API_BM25_EXACT_POSTINGS``), and is then exact. Past that, summing the postings
+of common words, and sorting every memory they reach, would make the arm's work grow with
+the bank, so it turns to the *continue* strategy of term-at-a-time retrieval with limited
+accumulators (Moffat and Zobel, "Self-indexing inverted files for fast text retrieval",
+1996): the rarest terms, as many as fit the bound and at least one, are read in full and
+decide which memories are candidates; each remaining term's postings only add their share
+to those candidates. A memory with none of the opening terms is left to the other arms.
+Their bound is on accumulators within a term; this one is on postings, between terms.
 """
 
 from __future__ import annotations
@@ -36,9 +37,6 @@ from hindsight_tools.recall.arms.filters import Scope, scope_condition
 from hindsight_tools.runtime.plan import Plan, Statement
 
 MAX_QUERY_TERMS = 16
-# A posting looked up by key costs about two read in sequence: in a bank of 300,000 the
-# bounded form spent about 3.5 µs a lookup, the exact form 1.6 µs a posting read and summed.
-LOOKUP_COST = 2.0
 KeywordBackendName = Literal["bm25", "native"]
 
 
@@ -111,22 +109,19 @@ _BM25 = f"""{_TERMS}, scored AS MATERIALIZED ({_FOUND}
 ){_BEST_OF_EACH_TYPE}
 """
 
-# The continue strategy: the opening terms' postings are read and summed as above, and a
-# late term's posting is looked up for each memory found. ``LIMIT 1`` (the key allows one
-# row) keeps the lookup a lookup: flattened into a join, the planner may read every
-# posting of the late terms instead, which is what this form exists to avoid. The late
-# shares are added after the opening ones, so a score can differ from the exact form's in
-# its last bits; one query never mixes the two forms.
+# The continue strategy: the opening terms' postings are read and summed as above; the
+# late terms' postings are read from the same index and joined to the memories found, so
+# only a candidate's are summed. Reading a posting costs a fraction of summing it and
+# ranking the memory it reaches, and looking each candidate's up by key instead cost more
+# than the exact form in a bank of 300,000 (docs/decisions/2026-12-05-bounded-keyword-arm.md).
+# The late shares are added after the opening ones, so a score can differ from the exact
+# form's in its last bits; one query never mixes the two forms.
 _BM25_BOUNDED = f"""{_TERMS}, found AS MATERIALIZED ({_FOUND}
 ), late AS (
     SELECT f.id, f.fact_type, sum({_SHARE}) AS score
-    FROM found f
-    CROSS JOIN q
-    JOIN LATERAL (
-        SELECT p.tf, p.doc_length FROM memory_terms p
-        WHERE p.bank_id = %(bank)s AND p.term = q.term AND p.unit_id = f.id
-        LIMIT 1
-    ) mt ON true
+    FROM q
+    JOIN memory_terms mt ON mt.bank_id = %(bank)s AND mt.term = q.term
+    JOIN found f ON f.id = mt.unit_id AND f.fact_type = mt.fact_type
     CROSS JOIN stats
     WHERE NOT q.opens
     GROUP BY f.id, f.fact_type
@@ -168,25 +163,15 @@ def rarest_terms(query: KeywordQuery) -> Plan[list[tuple[str, int]]]:
     return [(str(r[0]), int(r[1])) for r in rows]
 
 
-def opening_terms(postings: Sequence[int], exact_postings: int, lookup_cost: float) -> int:
-    """How many of a query's terms, rarest first with these posting counts, are read in full.
-
-    All of them while their postings fit ``exact_postings``; otherwise the longest prefix
-    that fits, and at least the rarest term. The remaining (late) terms are then looked up
-    once per memory found, at most once per posting read (a memory holding two opening
-    terms counts twice, and type and filters aren't applied yet): when those lookups,
-    each costing ``lookup_cost`` postings read in sequence, come to at least the late
-    terms' postings, reading everything is no dearer, so all terms are read and BM25 stays
-    exact. A question whose words are all about equally common ends there.
-    """
+def opening_terms(postings: Sequence[int], exact_postings: int) -> int:
+    """How many of a query's terms, rarest first with these posting counts, are read in full:
+    all of them while their postings fit ``exact_postings``, otherwise the longest prefix
+    that fits, and at least the rarest term."""
     opening, read = 0, 0
     for count in postings:
         if opening and read + count > exact_postings:
             break
         opening, read = opening + 1, read + count
-    late = postings[opening:]
-    if late and read * len(late) * lookup_cost >= sum(late):
-        return len(postings)
     return opening
 
 
@@ -225,12 +210,11 @@ class Bm25Backend:
     k1: float = 1.2
     b: float = 0.75
     exact_postings: int = 20_000
-    lookup_cost: float = LOOKUP_COST
     name: str = "bm25"
 
     def opening(self, postings: Sequence[int]) -> int:
         """How many of the terms with these posting counts (rarest first) are read in full."""
-        return opening_terms(postings, self.exact_postings, self.lookup_cost)
+        return opening_terms(postings, self.exact_postings)
 
     def statement(self, ranked: list[tuple[str, int]]) -> tuple[str, dict[str, object]]:
         """The exact or the bounded statement for these terms, and their parameters."""
