@@ -28,9 +28,10 @@ One run reports, each on its own table:
   confirm, never to choose.
 
 Banks are those of ``hindsight-tools eval`` (``eval-`` + name) in the store of
-``HINDSIGHT_API_DATA_DIR``: ``--reuse`` keeps what an earlier run retained. Every engine
-knob is an environment variable (``HINDSIGHT_API_*``), so variants are runs with another
-environment. The Markdown report goes to stdout (and ``--out``).
+``HINDSIGHT_API_DATA_DIR``: ``--reuse`` keeps what an earlier run retained and retains a
+bank that isn't there yet. Every engine knob is an environment variable
+(``HINDSIGHT_API_*``), so variants are runs with another environment. The Markdown report
+goes to stdout (and ``--out``).
 """
 
 from __future__ import annotations
@@ -324,7 +325,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--persona", type=Path, default=DEFAULT_PERSONA)
     parser.add_argument("--beam", type=Path, help="a converted BEAM folder (not in the repo)")
     parser.add_argument("--budget", choices=["low", "mid", "high"], default="mid")
-    parser.add_argument("--reuse", action="store_true", help="keep banks of an earlier run")
+    parser.add_argument(
+        "--reuse", action="store_true", help="keep banks of an earlier run; retain the missing"
+    )
     parser.add_argument("--skip", nargs="*", default=[], choices=["locomo", "time", "persona"])
     parser.add_argument("--out", type=Path)
     parser.add_argument("--json", type=Path, help="every question's ranking, for analysis")

@@ -461,14 +461,16 @@ def run_eval(
 
     ``recall_options`` are passed to ``engine.recall`` and win over this function's own
     (``budget``, ``max_tokens``, ``query_timestamp``), so a caller can switch arms or
-    override anything. With ``fresh=False`` the banks from an earlier run are reused.
+    override anything. With ``fresh=False`` the banks from an earlier run are reused, and
+    a bank that holds nothing yet is retained: scoring an empty bank would report zeros.
     """
     from tqdm import tqdm
 
     if not ks or min(ks) < 1:
         raise InvalidRequestError([FieldProblem("ks", f"must be positive integers, got {ks}")])
     selected = _select(dataset, banks)
-    retain = _retain_all(engine, selected, bank_prefix, progress) if fresh else None
+    missing = selected if fresh else _empty_banks(engine, selected, bank_prefix)
+    retain = _retain_all(engine, missing, bank_prefix, progress) if missing else None
     options = {"budget": budget, "max_tokens": EVAL_MAX_TOKENS, **(recall_options or {})}
     asked = [(data, data.questions[:limit]) for data in selected]
     _warm_up(engine, bank_prefix, asked, options)
@@ -482,6 +484,10 @@ def run_eval(
                 )
                 bar.update(1)
     return aggregate(rows, ks, retain=retain)
+
+
+def _empty_banks(engine: MemoryEngine, selected: Sequence[BankData], prefix: str) -> list[BankData]:
+    return [data for data in selected if not engine.list_memories(prefix + data.bank, limit=1)]
 
 
 def _warm_up(

@@ -289,6 +289,9 @@ def test_run_eval_end_to_end(engine: MemoryEngine, tmp_path: Path) -> None:
         report = run_eval(engine, dataset, progress=False, bank_prefix=prefix)
         # Again on the same banks without retaining: the same rankings.
         reused = run_eval(engine, dataset, progress=False, bank_prefix=prefix, fresh=False, limit=1)
+        # Reuse of a bank that was never retained retains it rather than scoring nothing.
+        engine.delete_bank(prefix + "conv-a")
+        first_run = run_eval(engine, dataset, progress=False, bank_prefix=prefix, fresh=False)
     finally:
         engine.delete_bank(prefix + "conv-a")
 
@@ -317,3 +320,6 @@ def test_run_eval_end_to_end(engine: MemoryEngine, tmp_path: Path) -> None:
     assert [q.qid for q in reused.questions] == ["conv-a_q0"]
     assert reused.questions[0].ranked == easy.ranked
     assert "| single-hop (4) | 1 | 1.000 |" in format_report(report)
+
+    assert first_run.retain is not None and first_run.retain.memories == len(MEMORIES)
+    assert [q.ranked for q in first_run.questions] == [q.ranked for q in report.questions]

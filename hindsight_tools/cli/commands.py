@@ -128,7 +128,9 @@ def _parser() -> argparse.ArgumentParser:
         "--limit", type=positive_int, help="at most this many questions per bank (>= 1)"
     )
     evaluate.add_argument(
-        "--reuse", action="store_true", help="keep the banks retained by an earlier run"
+        "--reuse",
+        action="store_true",
+        help="keep the banks retained by an earlier run (a bank not there yet is retained)",
     )
     evaluate.add_argument("--json", type=Path, help="also write the full report here")
 
