@@ -127,6 +127,8 @@ class RetainStats(BaseModel):
 
     memories: int
     seconds: float
+    # memories whose text was longer than the store takes (HINDSIGHT_API_RETAIN_MAX_TEXT_CHARS)
+    cut: int = 0
 
     @property
     def per_second(self) -> float:
@@ -261,6 +263,7 @@ def format_report(report: Report) -> str:
         lines.append(
             f"retain: {report.retain.memories} memories in {report.retain.seconds:.1f} s "
             f"({report.retain.per_second:.1f} memories/s)"
+            + (f", {report.retain.cut} cut to the store's text limit" if report.retain.cut else "")
         )
     if report.overall.skipped:
         lines.append(f"{report.overall.skipped} question(s) without evidence not scored")
@@ -399,19 +402,32 @@ def _retain_all(
     from tqdm import tqdm
 
     total = sum(len(data.items) for data in selected)
+    limit = engine.settings.retain_max_text_chars
     seconds = 0.0
+    cut = 0
     with tqdm(total=total, unit="memory", desc="retain", disable=not progress) as bar:
         for data in selected:
             bank_id = prefix + data.bank
             # Fresh means fresh: leftovers from an earlier run would change the ranking.
             engine.delete_bank(bank_id)
-            batches = iter(data.items)
+            # A message longer than the store takes (a pasted document in a long assistant
+            # chat) is kept as its first `limit` characters, so its id can still be found.
+            items = [_within(item, limit) for item in data.items]
+            cut += sum(1 for item, kept in zip(data.items, items, strict=True) if item is not kept)
+            batches = iter(items)
             while batch := list(islice(batches, RETAIN_BATCH)):
                 started = time.perf_counter()
                 engine.retain(bank_id, batch)
                 seconds += time.perf_counter() - started
                 bar.update(len(batch))
-    return RetainStats(memories=total, seconds=seconds)
+    return RetainStats(memories=total, seconds=seconds, cut=cut)
+
+
+def _within(item: dict[str, Any], limit: int) -> dict[str, Any]:
+    text = item.get("text")
+    if isinstance(text, str) and len(text) > limit:
+        return {**item, "text": text[:limit]}
+    return item
 
 
 def _ask(

@@ -11,6 +11,9 @@ import pytest
 
 from hindsight_tools import InvalidRequestError, MemoryEngine
 from hindsight_tools.evaluation import (
+    BankData,
+    Dataset,
+    Question,
     QuestionResult,
     Report,
     RetainStats,
@@ -323,3 +326,26 @@ def test_run_eval_end_to_end(engine: MemoryEngine, tmp_path: Path) -> None:
 
     assert first_run.retain is not None and first_run.retain.memories == len(MEMORIES)
     assert [q.ranked for q in first_run.questions] == [q.ranked for q in report.questions]
+
+
+def test_run_eval_keeps_a_message_longer_than_the_store_takes(engine: MemoryEngine) -> None:
+    limit = engine.settings.retain_max_text_chars
+    pasted = "The angle bisector construction, step by step. " * (limit // 40)
+    assert len(pasted) > limit
+    items = (
+        {"text": pasted, "metadata": {"dia_id": "D1:1"}},
+        {"text": "Nadia adopted a grey cat called Miso.", "metadata": {"dia_id": "D1:2"}},
+    )
+    question = Question("q0", "How do I construct an angle bisector?", 1, "single-hop", ("D1:1",))
+    dataset = Dataset(banks=(BankData(bank="long", items=items, questions=(question,)),))
+    prefix = f"eval-{uuid.uuid4().hex[:8]}-"
+    try:
+        report = run_eval(engine, dataset, progress=False, bank_prefix=prefix)
+        stored = engine.list_memories(prefix + "long")
+    finally:
+        engine.delete_bank(prefix + "long")
+
+    assert report.retain is not None and report.retain.cut == 1
+    assert sorted(len(m.text) for m in stored) == [len(items[1]["text"]), limit]
+    assert report.questions[0].ranked[0] == "D1:1"
+    assert "1 cut to the store's text limit" in format_report(report)
