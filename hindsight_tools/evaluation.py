@@ -478,14 +478,15 @@ def run_eval(
     ``recall_options`` are passed to ``engine.recall`` and win over this function's own
     (``budget``, ``max_tokens``, ``query_timestamp``), so a caller can switch arms or
     override anything. With ``fresh=False`` the banks from an earlier run are reused, and
-    a bank that holds nothing yet is retained: scoring an empty bank would report zeros.
+    a bank that run didn't retain to the end is retained afresh: scoring an empty or
+    half-filled bank would report too little.
     """
     from tqdm import tqdm
 
     if not ks or min(ks) < 1:
         raise InvalidRequestError([FieldProblem("ks", f"must be positive integers, got {ks}")])
     selected = _select(dataset, banks)
-    missing = selected if fresh else _empty_banks(engine, selected, bank_prefix)
+    missing = selected if fresh else _not_retained(engine, selected, bank_prefix)
     retain = _retain_all(engine, missing, bank_prefix, progress) if missing else None
     options = {"budget": budget, "max_tokens": EVAL_MAX_TOKENS, **(recall_options or {})}
     asked = [(data, data.questions[:limit]) for data in selected]
@@ -502,8 +503,20 @@ def run_eval(
     return aggregate(rows, ks, retain=retain)
 
 
-def _empty_banks(engine: MemoryEngine, selected: Sequence[BankData], prefix: str) -> list[BankData]:
-    return [data for data in selected if not engine.list_memories(prefix + data.bank, limit=1)]
+def _not_retained(
+    engine: MemoryEngine, selected: Sequence[BankData], prefix: str
+) -> list[BankData]:
+    """The banks an earlier run didn't retain to the end: empty, or stopped before the last
+    batch (batches go in order, each all or nothing, so the last item tells)."""
+    return [data for data in selected if data.items and not _holds_last(engine, prefix, data)]
+
+
+def _holds_last(engine: MemoryEngine, prefix: str, data: BankData) -> bool:
+    dia_id = (data.items[-1].get("metadata") or {}).get("dia_id")
+    found = engine.list_memories(
+        prefix + data.bank, metadata_filter=None if dia_id is None else {"dia_id": dia_id}, limit=1
+    )
+    return bool(found)
 
 
 def _warm_up(

@@ -292,8 +292,9 @@ def test_run_eval_end_to_end(engine: MemoryEngine, tmp_path: Path) -> None:
         report = run_eval(engine, dataset, progress=False, bank_prefix=prefix)
         # Again on the same banks without retaining: the same rankings.
         reused = run_eval(engine, dataset, progress=False, bank_prefix=prefix, fresh=False, limit=1)
-        # Reuse of a bank that was never retained retains it rather than scoring nothing.
+        # Reuse of a bank an interrupted run left half-filled retains it afresh.
         engine.delete_bank(prefix + "conv-a")
+        engine.retain(prefix + "conv-a", dataset.banks[0].items[:2])
         first_run = run_eval(engine, dataset, progress=False, bank_prefix=prefix, fresh=False)
     finally:
         engine.delete_bank(prefix + "conv-a")
