@@ -66,7 +66,7 @@ from benchmarks.recall_bench_data import (
     make_questions,
     make_vocabulary,
 )
-from benchmarks.recall_bench_timing import _explained, _run
+from benchmarks.recall_bench_timing import _explained, _run, settled_heap
 from hindsight_tools import MemoryEngine, Settings
 from hindsight_tools.encoders.embedding import Vectors
 from hindsight_tools.models import RecalledMemory, RecallRequest
@@ -318,9 +318,10 @@ def measure(engine: MemoryEngine, questions: Sequence[str], quiet: bool = False)
         for config in CONFIGS:
             time_recall(engine, question, config)
     results.samples = {c.name: [] for c in CONFIGS}
-    for question in tqdm(questions, unit="question", desc="recall", disable=quiet):
-        for config in CONFIGS:  # interleaved: load on the machine hits every one alike
-            results.samples[config.name].append(time_recall(engine, question, config))
+    with settled_heap():
+        for question in tqdm(questions, unit="question", desc="recall", disable=quiet):
+            for config in CONFIGS:  # interleaved: load on the machine hits every one alike
+                results.samples[config.name].append(time_recall(engine, question, config))
     selective = CONFIGS[1]
     results.explain_plain = explain_plain(engine, selective)
     results.explain_semantic = explain_semantic(engine, questions[0], selective)

@@ -36,6 +36,7 @@ if not __package__:
 
 from benchmarks.recall_bench import machine_facts
 from benchmarks.recall_bench_data import make_memories, make_questions, make_vocabulary
+from benchmarks.recall_bench_timing import settled_heap
 from benchmarks.recall_bench_vectors import CompositeEmbedder
 from hindsight_tools import MemoryEngine, Settings
 from hindsight_tools.cli.commands import positive_int
@@ -71,6 +72,14 @@ def measure(
     engine: MemoryEngine, questions: Sequence[str], bounds: Sequence[int], limit: int
 ) -> list[Config]:
     configs = [Config(EXACT), *(Config(b) for b in bounds)]
+    with settled_heap():
+        _measure(engine, questions, configs, limit)
+    return configs
+
+
+def _measure(
+    engine: MemoryEngine, questions: Sequence[str], configs: list[Config], limit: int
+) -> None:
     for measured in (False, True):
         for i, text in enumerate(questions):
             query = KeywordQuery(BANK, text, FACT_TYPES, Scope(), limit, "english")
@@ -98,7 +107,6 @@ def measure(
                     head = set(exact[:k])
                     share = len(head & set(results[config.bound][:k])) / len(head) if head else 1.0
                     config.kept.setdefault(k, []).append(share)
-    return configs
 
 
 def _ms(seconds: Sequence[float]) -> str:

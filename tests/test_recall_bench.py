@@ -3,6 +3,7 @@ arguments."""
 
 from __future__ import annotations
 
+import gc
 import random
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from benchmarks.recall_bench_data import (
     make_vocabulary,
 )
 from benchmarks.recall_bench_report import _named
-from benchmarks.recall_bench_timing import overlap, percentile
+from benchmarks.recall_bench_timing import overlap, percentile, settled_heap
 from benchmarks.recall_bench_vectors import CompositeEmbedder
 from hindsight_tools.encoders.embedding import Vectors
 from hindsight_tools.query.time_window import extract_time_window
@@ -140,3 +141,12 @@ def test_the_command_takes_its_arguments_in_both_ways_of_running_it() -> None:
         )
         assert done.returncode == 0, done.stderr
         assert "--sizes" in done.stdout and "--reranker" in done.stdout
+
+
+def test_settled_heap_keeps_what_the_benchmark_holds_from_the_collector() -> None:
+    held = [[i] for i in range(1000)]  # lists are tracked by the collector
+    with settled_heap():
+        assert gc.get_freeze_count() >= len(held)
+        assert all(o is not held[0] for o in gc.get_objects())  # out of every generation
+    assert gc.get_freeze_count() == 0
+    assert gc.is_tracked(held[0])
