@@ -225,7 +225,9 @@ def render(command: str, runs: Sequence[ShapeRun]) -> str:
             else "without late-interaction vectors"
         ),
         "- each store is measured with passthrough first, then with the cross-encoder "
-        "(each after its own warm-up of 10 questions)",
+        "(each after its own warm-up of 10 questions), with the benchmark's own generated "
+        "memories frozen out of Python's garbage collector (`gc.freeze`): a full collection "
+        "over them would otherwise land inside a recall",
         "",
         "## Summary",
         "",
