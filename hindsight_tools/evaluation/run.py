@@ -153,7 +153,8 @@ def _not_retained(
     engine: MemoryEngine, selected: Sequence[BankData], prefix: str
 ) -> list[BankData]:
     """The banks an earlier run didn't retain to the end: empty, or stopped before the last
-    batch (batches go in order, each all or nothing, so the last item tells)."""
+    batch (batches go in order, each all or nothing, so the last item's ``dia_id`` tells;
+    data without ``dia_id``s can only be told empty)."""
     return [data for data in selected if data.items and not _holds_last(engine, prefix, data)]
 
 
