@@ -106,6 +106,14 @@ class Settings(BaseSettings):
         ge=0,
         description="Banks up to this size find link neighbours exactly; larger ones use HNSW.",
     )
+    import_link_exact_max_units: int = Field(
+        default=100_000,
+        ge=0,
+        description="An import finds semantic link neighbours exactly, in its own process "
+        "and beside the database's writing, while the bank holds up to this many memories "
+        "(their vectors are held in memory: 1.5 KB each at 384 dimensions); past it, and "
+        "at 0, as retain does.",
+    )
     temporal_link_window_hours: float = Field(default=24.0, gt=0)
     temporal_link_max: int = Field(default=20, ge=0)
 

@@ -62,7 +62,7 @@ def _bank_rows(db: Conn, bank: str) -> dict[str, list[tuple[Any, ...]]]:
         " WHERE bank_id = %s ORDER BY name_key",
         "unit_entities": "SELECT ue.unit_id, e.name_key FROM unit_entities ue JOIN entities e"
         " ON e.bank_id = ue.bank_id AND e.id = ue.entity_id WHERE ue.bank_id = %s ORDER BY 1, 2",
-        "memory_links": "SELECT from_unit_id, to_unit_id, link_type, round(weight::numeric, 5)"
+        "memory_links": "SELECT from_unit_id, to_unit_id, link_type, weight"
         " FROM memory_links WHERE bank_id = %s ORDER BY 1, 2, 3",
         "memory_terms": "SELECT term, unit_id, tf, fact_type, doc_length FROM memory_terms"
         " WHERE bank_id = %s ORDER BY 1, 2",
@@ -92,8 +92,72 @@ def test_an_import_stores_what_retain_stores(
     imported, retained = _bank_rows(db, bank), _bank_rows(db, other_bank)
     assert imported["memory_links"], "the data is meant to make links"
     assert {t for *_, t, _ in imported["memory_links"]} == {"semantic", "temporal"}
-    for table, rows in retained.items():
-        assert imported[table] == rows, table
+    _assert_same_rows(imported, retained)
+
+
+def _assert_same_rows(
+    found: dict[str, list[tuple[Any, ...]]], expected: dict[str, list[tuple[Any, ...]]]
+) -> None:
+    """The same rows; link weights up to float32 rounding (an import computes semantic
+    similarities in its own process, retain in pgvector)."""
+    assert found.keys() == expected.keys()
+    for table, rows in expected.items():
+        if table == "memory_links":
+            assert [row[:3] for row in found[table]] == [row[:3] for row in rows]
+            weights = [row[3] for row in rows]
+            assert [row[3] for row in found[table]] == pytest.approx(weights, abs=1e-5)
+        else:
+            assert found[table] == rows, table
+
+
+@pytest.fixture
+def sql_links(settings: Settings, engine: MemoryEngine) -> Iterator[MemoryEngine]:
+    """An engine on the same database whose imports find every link in SQL, as retain."""
+    own = settings.with_overrides(
+        {"database_url": engine.database_url, "import_link_exact_max_units": 0}
+    )
+    with MemoryEngine(settings=own, embedder=engine._core.embedder) as other:
+        yield other
+
+
+def test_links_found_in_the_importing_process_give_way_when_the_bank_changes_beside_it(
+    engine: MemoryEngine, sql_links: MemoryEngine, bank: str, other_bank: str, db: Conn
+) -> None:
+    items = _items(50)
+    # near-repeats of the later items, written into the bank while the import runs
+    extras = [{**item, "id": f"x{item['id']}"} for item in items[30:36]]
+
+    def with_a_write_beside(target: str) -> Iterator[dict[str, Any]]:
+        for i, item in enumerate(items):
+            if i == 20:
+                sql_links.retain(target, extras)
+            yield item
+
+    engine.import_memories(bank, with_a_write_beside(bank), batch_size=10)
+    sql_links.import_memories(other_bank, with_a_write_beside(other_bank), batch_size=10)
+    found, expected = _bank_rows(db, bank), _bank_rows(db, other_bank)
+    assert any(to.startswith("x") for f, to, t, _ in found["memory_links"] if f >= "m0030")
+    _assert_same_rows(found, expected)
+
+
+def test_past_the_size_held_in_memory_the_import_goes_on_finding_links_in_sql(
+    settings: Settings,
+    engine: MemoryEngine,
+    sql_links: MemoryEngine,
+    bank: str,
+    other_bank: str,
+    db: Conn,
+) -> None:
+    items = _items(45)
+    small = settings.with_overrides(
+        {"database_url": engine.database_url, "import_link_exact_max_units": 25}
+    )
+    with MemoryEngine(settings=small, embedder=engine._core.embedder) as held_small:
+        held_small.import_memories(bank, items[:5], batch_size=10)  # loaded when resumed
+        held_small.import_memories(bank, items, batch_size=10)
+    sql_links.import_memories(other_bank, items[:5], batch_size=10)
+    sql_links.import_memories(other_bank, items, batch_size=10)
+    _assert_same_rows(_bank_rows(db, bank), _bank_rows(db, other_bank))
 
 
 def test_given_embeddings_are_kept_and_late_interaction_is_left_to_the_backfill(
@@ -145,7 +209,7 @@ def test_an_interrupted_import_keeps_its_committed_batches_and_resumes(
     resumed = engine.import_memories(bank, items, batch_size=10)
     assert (resumed.imported, resumed.skipped) == (30, 20)
     engine.import_memories(other_bank, items, batch_size=10)
-    assert _bank_rows(db, bank) == _bank_rows(db, other_bank)
+    _assert_same_rows(_bank_rows(db, bank), _bank_rows(db, other_bank))
 
 
 def test_a_failing_batch_leaves_the_earlier_ones_and_nothing_of_itself(
@@ -294,7 +358,7 @@ def test_the_async_twin_imports_the_same(
 
     asyncio.run(run())
     engine.import_memories(other_bank, items, batch_size=10)
-    assert _bank_rows(db, bank) == _bank_rows(db, other_bank)
+    _assert_same_rows(_bank_rows(db, bank), _bank_rows(db, other_bank))
 
 
 def test_import_from_the_command_line_resumes(

@@ -6,6 +6,11 @@ so each batch is copied into a transaction-local staging table and inserted from
 one statement, keyword postings, entities and links following set-wise
 (:func:`~hindsight_tools.retain.plans.derive`). A memory whose id the bank already holds is
 skipped, not replaced: running an interrupted import again resumes it.
+
+While the bank fits ``import_link_exact_max_units``, a batch's semantic links are found in
+this process (:mod:`~hindsight_tools.retain.neighbours`) with its encoding, beside the
+database writing the batch before; the write checks that the bank holds what they assumed
+and otherwise finds them in SQL, as retain does.
 """
 
 from __future__ import annotations
@@ -21,7 +26,14 @@ from psycopg.types.json import Json
 from hindsight_tools.encoders.embedding import Vectors
 from hindsight_tools.models import ImportResult, MemoryItem
 from hindsight_tools.query.entities import EntityExtractor
-from hindsight_tools.retain.plans import derive, existing_ids_plan, write_sources
+from hindsight_tools.retain.neighbours import NeighbourIndex, SemanticLinks
+from hindsight_tools.retain.plans import (
+    BANK_SIZE,
+    bank_vectors_plan,
+    derive,
+    existing_ids_plan,
+    write_sources,
+)
 from hindsight_tools.retain.units import PreparedItem, prepare_items, with_content_ids
 from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.runtime.program import Blocking, Parallel, ParallelResult, Program
@@ -30,6 +42,8 @@ from hindsight_tools.settings import Settings
 T = TypeVar("T")
 # A batch's embeddings, and its late-interaction vectors (None where none were computed).
 Encoded = tuple[Vectors, list[bytes | None] | None]
+# A batch ready to write: its vectors, and its semantic links when found in this process.
+Ready = tuple[Encoded, SemanticLinks | None]
 
 _STAGE = """
 CREATE TEMP TABLE hindsight_import_stage (
@@ -122,6 +136,39 @@ class _Batch:
     positions: list[int]  # of the fresh items in the whole stream
 
 
+@dataclass(frozen=True)
+class WrittenBatch:
+    ids: list[str]
+    # whether the links found in this process were used; if not, the bank had changed
+    # beside the import, and the in-memory copy of its vectors no longer holds
+    given_links_used: bool
+
+
+def _ready(
+    encode: Callable[[Sequence[MemoryItem]], Encoded],
+    neighbours: NeighbourIndex | None,
+    items: Sequence[MemoryItem],
+) -> Ready:
+    encoded = encode(items)
+    if neighbours is None:
+        return encoded, None
+    return encoded, neighbours.add([item.id or "" for item in items], encoded[0])
+
+
+def _neighbour_index(bank_id: str, settings: Settings) -> Program[NeighbourIndex | None]:
+    limit = settings.import_link_exact_max_units
+    if settings.semantic_link_top_k <= 0 or limit <= 0:
+        return None
+    found: ParallelResult = yield Parallel({"vectors": bank_vectors_plan(bank_id, limit)})
+    held = found["vectors"][0]
+    if held is None:
+        return None
+    ids, vectors = held
+    return NeighbourIndex(
+        ids, vectors, limit, settings.semantic_link_top_k, settings.semantic_link_threshold
+    )
+
+
 @dataclass
 class _Tally:
     imported: int = 0
@@ -147,25 +194,33 @@ def import_batches(
     error stops the import where it is. Either way the batches written stay, and running
     the import again goes on from there."""
     tally = _Tally()
+    neighbours = yield from _neighbour_index(bank_id, settings)
     current = yield from _fresh_batch(bank_id, reader, tally, frozenset())
     if isinstance(current, _Failed):
         raise current.error
-    encoded: Encoded | None = None
+    ready: Ready | None = None
     if current is not None and current.fresh:
-        encoded = yield Blocking(functools.partial(encode, current.fresh))
+        ready = yield Blocking(functools.partial(_ready, encode, neighbours, current.fresh))
     while current is not None:
         pending = frozenset(item.id for item in current.fresh if item.id is not None)
         upcoming = yield from _fresh_batch(bank_id, reader, tally, pending)
         steps: dict[str, Plan[Any] | Blocking] = {}
         prepared = prepare_items(current.fresh, extractor, current.positions)
-        if prepared and encoded is not None:
-            embeddings, token_vectors = encoded
-            steps["import"] = import_plan(bank_id, prepared, embeddings, settings, token_vectors)
+        if prepared and ready is not None:
+            (embeddings, token_vectors), links = ready
+            steps["import"] = import_plan(
+                bank_id, prepared, embeddings, settings, token_vectors, links
+            )
         if isinstance(upcoming, _Batch) and upcoming.fresh:
-            steps["encode"] = Blocking(functools.partial(_captured, encode, upcoming.fresh))
+            steps["encode"] = Blocking(
+                functools.partial(_captured, _ready, encode, neighbours, upcoming.fresh)
+            )
         done: ParallelResult = (yield Parallel(steps)) if steps else {}
         if "import" in done:
-            kept = set(done["import"][0])
+            batch: WrittenBatch = done["import"][0]
+            if neighbours is not None and not batch.given_links_used:
+                neighbours = None
+            kept = set(batch.ids)
             written = [p.id for p in prepared if p.id in kept]
             tally.imported += len(written)
             tally.skipped += len(prepared) - len(written)
@@ -173,12 +228,12 @@ def import_batches(
             tally.last_id = written[-1] if written else tally.last_id
         if progress is not None:
             progress(current.read)
-        next_encoded = done["encode"][0] if "encode" in done else None
-        for failed in (upcoming, next_encoded):
+        next_ready = done["encode"][0] if "encode" in done else None
+        for failed in (upcoming, next_ready):
             if isinstance(failed, _Failed):
                 raise failed.error
         current = upcoming if isinstance(upcoming, _Batch) else None
-        encoded = next_encoded
+        ready = next_ready
     return ImportResult(
         bank_id=bank_id,
         imported=tally.imported,
@@ -216,23 +271,31 @@ def import_plan(
     embeddings: Vectors,
     settings: Settings,
     token_vectors: Sequence[bytes | None] | None = None,
-) -> Plan[list[str]]:
-    """One batch of an import in one transaction; returns the ids it wrote (a memory
-    another writer stored meanwhile is left as that writer stored it)."""
+    semantic: SemanticLinks | None = None,
+) -> Plan[WrittenBatch]:
+    """One batch of an import in one transaction: the ids it wrote (a memory another
+    writer stored meanwhile is left as that writer stored it). ``semantic``, the batch's
+    links found beforehand, is used only if the bank is as they assumed."""
     yield from write_sources(bank_id, prepared)
+    if semantic is not None:
+        ((size,),) = yield Statement(BANK_SIZE, {"bank": bank_id})
+        if size != semantic.bank_size:
+            semantic = None
     yield Statement(_STAGE, None, "none")
     rows = [_stage_row(p, embeddings[p.index], token_vectors) for p in prepared]
     yield Statement(_COPY, rows, "copy", copy_types=_STAGE_TYPES)
     language = settings.text_search_extension_native_language
     written = yield Statement(_INSERT_UNITS, {"bank": bank_id, "language": language})
     ids = [str(row[0]) for row in written]
+    if len(ids) != len(prepared):
+        semantic = None  # links to or from memories another writer holds
     if not ids:
-        return []
+        return WrittenBatch([], False)
     if token_vectors is not None:
         yield Statement(_INSERT_TOKEN_VECTORS, {"bank": bank_id, "ids": ids}, "none")
     kept = set(ids)
-    yield from derive(bank_id, [p for p in prepared if p.id in kept], settings)
-    return ids
+    yield from derive(bank_id, [p for p in prepared if p.id in kept], settings, semantic=semantic)
+    return WrittenBatch(ids, semantic is not None)
 
 
 def _stage_row(

@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from psycopg import sql
 from psycopg.types.json import Json
 
 from hindsight_tools.encoders.embedding import Vectors
 from hindsight_tools.errors import FieldProblem, InvalidRequestError
 from hindsight_tools.models import RetainResult
+from hindsight_tools.retain.neighbours import SemanticLinks
 from hindsight_tools.retain.units import PreparedItem, entity_key
 from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.settings import Settings
@@ -121,7 +123,15 @@ WHERE e.bank_id = %(bank)s AND (e.name_key = ANY(%(keys)s) OR e.id = ANY(%(old_i
 DROP_UNUSED_ENTITIES = """
 DELETE FROM entities WHERE bank_id = %(bank)s AND id = ANY(%(old_ids)s) AND mention_count = 0
 """
-_BANK_SIZE = "SELECT count(*) FROM memory_units WHERE bank_id = %(bank)s"
+BANK_SIZE = "SELECT count(*) FROM memory_units WHERE bank_id = %(bank)s"
+_BANK_VECTORS = "SELECT id, embedding FROM memory_units WHERE bank_id = %(bank)s"
+_GIVEN_SEMANTIC_LINKS = """
+INSERT INTO memory_links (bank_id, from_unit_id, to_unit_id, link_type, weight)
+SELECT %(bank)s, l.from_id, l.to_id, 'semantic', l.weight
+FROM unnest(%(from_ids)s::text[], %(to_ids)s::text[], %(weights)s::real[])
+     AS l(from_id, to_id, weight)
+ON CONFLICT (bank_id, from_unit_id, to_unit_id, link_type) DO UPDATE SET weight = EXCLUDED.weight
+"""
 # {order} is one of the two _NEIGHBOUR_ORDER entries, never user input.
 _SEMANTIC_LINKS = """
 INSERT INTO memory_links (bank_id, from_unit_id, to_unit_id, link_type, weight)
@@ -248,6 +258,19 @@ def existing_ids_plan(bank_id: str, ids: Sequence[str]) -> Plan[set[str]]:
     return {str(row[0]) for row in rows}
 
 
+def bank_vectors_plan(bank_id: str, limit: int) -> Plan[tuple[list[str], Vectors] | None]:
+    """The ids and embeddings (one row each) of the bank's memories; None when it holds
+    more than ``limit``."""
+    bank = {"bank": bank_id}
+    ((size,),) = yield Statement(BANK_SIZE, bank)
+    if size > limit:
+        return None
+    rows = yield Statement(_BANK_VECTORS, bank)
+    if not rows:
+        return [], np.empty((0, 0), dtype=np.float32)
+    return [str(row[0]) for row in rows], np.stack([row[1].to_numpy() for row in rows])
+
+
 def write_sources(bank_id: str, prepared: Sequence[PreparedItem]) -> Plan[None]:
     """The bank lock, the bank row, and the documents and chunks the memories point to."""
     bank = {"bank": bank_id}
@@ -268,9 +291,11 @@ def derive(
     prepared: Sequence[PreparedItem],
     settings: Settings,
     old_entity_ids: Sequence[int] = (),
+    semantic: SemanticLinks | None = None,
 ) -> Plan[None]:
     """What follows from memories just written, set-wise: their keyword postings and the
-    bank's totals, their entities, and their semantic, temporal and causal links."""
+    bank's totals, their entities, and their semantic, temporal and causal links (the
+    semantic ones ``semantic`` when the caller found them already)."""
     bank = {"bank": bank_id}
     ids = [p.id for p in prepared]
     yield Statement(_ADD_TERMS, {**bank, "ids": ids}, "none")
@@ -294,17 +319,29 @@ def derive(
         yield Statement(COUNT_MENTIONS, counts, "none")
         yield Statement(DROP_UNUSED_ENTITIES, counts, "none")
 
-    yield from link_plan(bank_id, ids, settings)
+    yield from link_plan(bank_id, ids, settings, semantic)
     yield from _causal_links(bank_id, prepared)
 
 
-def link_plan(bank_id: str, ids: Sequence[str], settings: Settings) -> Plan[None]:
+def link_plan(
+    bank_id: str, ids: Sequence[str], settings: Settings, semantic: SemanticLinks | None = None
+) -> Plan[None]:
     """The semantic and temporal links from the memories ``ids`` to their neighbours in the
-    bank, as the settings ask for them; links already there get the new weight."""
+    bank, as the settings ask for them (the semantic ones ``semantic`` when given); links
+    already there get the new weight."""
     bank = {"bank": bank_id}
     ids = list(ids)
-    if settings.semantic_link_top_k > 0:
-        ((bank_size,),) = yield Statement(_BANK_SIZE, bank)
+    if semantic is not None:
+        if semantic.from_ids:
+            params = {
+                **bank,
+                "from_ids": semantic.from_ids,
+                "to_ids": semantic.to_ids,
+                "weights": semantic.weights,
+            }
+            yield Statement(_GIVEN_SEMANTIC_LINKS, params, "none")
+    elif settings.semantic_link_top_k > 0:
+        ((bank_size,),) = yield Statement(BANK_SIZE, bank)
         method = "exact" if bank_size <= settings.semantic_link_exact_max_units else "hnsw"
         if method == "hnsw":
             yield from walk_hnsw(settings.semantic_link_top_k * 2)
