@@ -361,6 +361,15 @@ def test_the_async_twin_imports_the_same(
     _assert_same_rows(_bank_rows(db, bank), _bank_rows(db, other_bank))
 
 
+def count_vector_indexes(db: Conn) -> int:
+    row = db.execute(
+        "SELECT count(*) FROM pg_indexes WHERE tablename = 'memory_units'"
+        " AND indexdef LIKE '%%USING hnsw%%'"
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
 def test_import_from_the_command_line_resumes(
     settings: Settings, engine: MemoryEngine, bank: str, tmp_path: Path, db: Conn
 ) -> None:
@@ -377,9 +386,11 @@ def test_import_from_the_command_line_resumes(
     done = cli(settings, "import", str(head), "--bank", bank, "--batch-size", "5")
     assert done.returncode == 0, done.stderr
     assert "imported 12 memories" in done.stdout
-    done = cli(settings, "import", str(path), "--bank", bank, "--batch-size", "5")
+    args = ("import", str(path), "--bank", bank, "--batch-size", "5", "--defer-vector-indexes")
+    done = cli(settings, *args)
     assert done.returncode == 0, done.stderr
     assert "imported 18 memories" in done.stdout and "skipped 12" in done.stdout
+    assert count_vector_indexes(db) == 4  # set aside for the load, built again after it
     assert f"run hindsight-tools backfill --bank {bank}" in done.stdout
     assert count(db, "memory_units", bank) == 30
     assert count(db, "memory_token_vectors", bank) == 15  # the lines without a vector

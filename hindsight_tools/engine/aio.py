@@ -224,12 +224,18 @@ class AsyncMemoryEngine:
         batch_size: int = 250,
         embedding_model: str | None = None,
         progress: Callable[[int], object] | None = None,
+        defer_vector_indexes: bool = False,
     ) -> ImportResult:
         """See :meth:`MemoryEngine.import_memories`."""
         core = await self._ready()
-        return await self._drive(
-            core.import_program(bank_id, items, batch_size, embedding_model, progress)
+        program = core.import_program(
+            bank_id, items, batch_size, embedding_model, progress, defer_vector_indexes
         )
+        try:
+            return await self._drive(program)
+        finally:
+            if defer_vector_indexes is True:
+                await self._drive(core.vector_index_program())
 
     async def backfill_token_vectors(self, bank_id: str | None = None, *, batch: int = 256) -> int:
         """See :meth:`MemoryEngine.backfill_token_vectors`."""

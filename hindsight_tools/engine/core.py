@@ -60,6 +60,7 @@ from hindsight_tools.runtime.program import Blocking, Parallel, ParallelResult, 
 from hindsight_tools.settings import Settings
 from hindsight_tools.store import bootstrap as store
 from hindsight_tools.store.embedded import EmbeddedServer, acquire_server
+from hindsight_tools.store.vector_indexes import build_missing_vector_indexes
 from hindsight_tools.validation import (
     parse_items,
     problems_from_pydantic,
@@ -145,7 +146,10 @@ class EngineCore:
             conninfo = server.uri
         try:
             store.bootstrap(
-                conninfo, self.embedder.dimension, canonical_model_name(self.embedder.name)
+                conninfo,
+                self.embedder.dimension,
+                canonical_model_name(self.embedder.name),
+                self.settings.vector_index_build_memory,
             )
         except BaseException:
             if server is not None:
@@ -173,6 +177,7 @@ class EngineCore:
         batch_size: int,
         embedding_model: str | None,
         progress: Callable[[int], object] | None = None,
+        defer_vector_indexes: bool = False,
     ) -> Program[ImportResult]:
         validate_bank_id(bank_id)
         if (
@@ -189,15 +194,34 @@ class EngineCore:
                     )
                 ]
             )
+        if not isinstance(defer_vector_indexes, bool):
+            raise InvalidRequestError(
+                [
+                    FieldProblem(
+                        "defer_vector_indexes",
+                        f"must be true or false, got {defer_vector_indexes!r}",
+                    )
+                ]
+            )
         refuse_single_item(items)
         # A stated model is checked once, before anything is read, not when a vector comes.
         self._check_embeddings([], embedding_model, 0)
         batches = BatchReader(items, batch_size, self._checked)
         return (
             yield from import_batches(
-                bank_id, batches, self.entity_extractor, self.encode, self.settings, progress
+                bank_id,
+                batches,
+                self.entity_extractor,
+                self.encode,
+                self.settings,
+                progress,
+                defer_vector_indexes,
             )
         )
+
+    def vector_index_program(self) -> Program[list[str]]:
+        """Build the vector indexes the store lacks; the ones built."""
+        return build_missing_vector_indexes(self.settings.vector_index_build_memory)
 
     def _checked(self, chunk: Sequence[Any], start: int) -> list[MemoryItem]:
         parsed = parse_items(chunk, self.settings, first_index=start, unique_ids=False)

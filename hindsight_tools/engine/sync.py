@@ -165,6 +165,7 @@ class MemoryEngine:
         batch_size: int = 250,
         embedding_model: str | None = None,
         progress: Callable[[int], object] | None = None,
+        defer_vector_indexes: bool = False,
     ) -> ImportResult:
         """Write a large stream of memories into ``bank_id``, ``batch_size`` per transaction.
 
@@ -174,10 +175,20 @@ class MemoryEngine:
         ``embedding`` (then ``embedding_model``, if given, must be this store's model):
         those are not re-embedded, and :meth:`backfill_token_vectors` gives them their
         late-interaction vectors later. ``progress`` is called with each batch's size.
+
+        ``defer_vector_indexes`` drops the store's HNSW indexes for the load and builds
+        them once after it (also when it fails), the way a restore does: several times
+        faster for a large import, but every bank's searches go without the indexes until
+        then. For loading a store nobody searches meanwhile.
         """
-        return self._drive(
-            self._core.import_program(bank_id, items, batch_size, embedding_model, progress)
+        program = self._core.import_program(
+            bank_id, items, batch_size, embedding_model, progress, defer_vector_indexes
         )
+        try:
+            return self._drive(program)
+        finally:
+            if defer_vector_indexes is True:
+                self._drive(self._core.vector_index_program())
 
     def backfill_token_vectors(self, bank_id: str | None = None, *, batch: int = 256) -> int:
         """Computes and stores the late-interaction vectors of memories retained without

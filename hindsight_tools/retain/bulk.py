@@ -38,6 +38,10 @@ from hindsight_tools.retain.units import PreparedItem, prepare_items, with_conte
 from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.runtime.program import Blocking, Parallel, ParallelResult, Program
 from hindsight_tools.settings import Settings
+from hindsight_tools.store.vector_indexes import (
+    build_missing_vector_indexes,
+    drop_vector_indexes_plan,
+)
 
 T = TypeVar("T")
 # A batch's embeddings, and its late-interaction vectors (None where none were computed).
@@ -184,10 +188,15 @@ def import_batches(
     encode: Callable[[Sequence[MemoryItem]], Encoded],
     settings: Settings,
     progress: Callable[[int], object] | None = None,
+    defer_vector_indexes: bool = False,
 ) -> Program[ImportResult]:
     """The import as a program: each batch written in its own transaction while the next
     one is encoded, so an import whose items bring no vectors runs at about the encoders'
     pace instead of encoders plus database.
+
+    With ``defer_vector_indexes`` the store's vector indexes are dropped while this process
+    finds the links (:mod:`~hindsight_tools.store.vector_indexes`) and built again as soon
+    as it no longer does; the caller builds them after the last batch, or after a failure.
 
     When reading, checking or encoding a batch fails (a bad item, a failing source, the
     model), the batch before it is written first and the error raised after; a database
@@ -195,6 +204,11 @@ def import_batches(
     the import again goes on from there."""
     tally = _Tally()
     neighbours = yield from _neighbour_index(bank_id, settings)
+    # The SQL path of the links walks the vector index: set aside only while it isn't used.
+    links_in_sql = settings.semantic_link_top_k > 0
+    deferred = defer_vector_indexes and (neighbours is not None or not links_in_sql)
+    if deferred:
+        yield Parallel({"drop": drop_vector_indexes_plan()})
     current = yield from _fresh_batch(bank_id, reader, tally, frozenset())
     if isinstance(current, _Failed):
         raise current.error
@@ -226,6 +240,9 @@ def import_batches(
             tally.skipped += len(prepared) - len(written)
             tally.batches += 1
             tally.last_id = written[-1] if written else tally.last_id
+        if deferred and links_in_sql and (neighbours is None or neighbours.full):
+            yield from build_missing_vector_indexes(settings.vector_index_build_memory)
+            deferred = False
         if progress is not None:
             progress(current.read)
         next_ready = done["encode"][0] if "encode" in done else None

@@ -11,7 +11,12 @@ from psycopg import sql
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from hindsight_tools.errors import MissingExtensionError, SchemaMismatchError, StoreError
+from hindsight_tools.runtime.plan import run_plan
 from hindsight_tools.settings import Settings
+from hindsight_tools.store.vector_indexes import (
+    build_vector_index_plan,
+    missing_vector_indexes_plan,
+)
 
 # (extension, minimum version, what it is for): checked on every start.
 REQUIRED_EXTENSIONS = (
@@ -43,8 +48,12 @@ def redact(conninfo: str) -> str:
     return " ".join(f"{key}={value}" for key, value in params.items() if key != "password")
 
 
-def bootstrap(conninfo: str, dimension: int, model: str | None = None) -> list[int]:
-    """Make the database ready: extensions present, schema migrated. Returns versions applied.
+def bootstrap(
+    conninfo: str, dimension: int, model: str | None = None, index_memory: str = "1GB"
+) -> list[int]:
+    """Make the database ready: extensions present, schema migrated, vector indexes there
+    (an import that set them aside and was cut short leaves them missing; they are built
+    with ``index_memory`` of maintenance_work_mem). Returns the versions applied.
 
     With ``model`` (the embedder's name) the store also remembers which model wrote its
     vectors and refuses another one: two models of the same dimension would otherwise
@@ -53,7 +62,7 @@ def bootstrap(conninfo: str, dimension: int, model: str | None = None) -> list[i
     try:
         with psycopg.connect(conninfo, autocommit=True) as conn:
             ensure_extensions(conn, conninfo)
-            return apply_migrations(conn, dimension, model)
+            return apply_migrations(conn, dimension, model, index_memory)
     except psycopg.OperationalError as exc:
         raise StoreError(f"cannot connect to PostgreSQL at {redact(conninfo)}: {exc}") from exc
 
@@ -91,7 +100,10 @@ def _version_tuple(version: str) -> tuple[int, ...]:
 
 
 def apply_migrations(
-    conn: psycopg.Connection[Any], dimension: int, model: str | None = None
+    conn: psycopg.Connection[Any],
+    dimension: int,
+    model: str | None = None,
+    index_memory: str = "1GB",
 ) -> list[int]:
     applied_now: list[int] = []
     with conn.transaction():
@@ -130,6 +142,9 @@ def apply_migrations(
                 (version, filename),
             )
             applied_now.append(version)
+        # Under the migration lock, so that two engines opening at once build each once.
+        for name in run_plan(conn, missing_vector_indexes_plan()):
+            run_plan(conn, build_vector_index_plan(name, index_memory))
     return applied_now
 
 

@@ -1,0 +1,126 @@
+"""An import with its vector indexes set aside: the same rows, the indexes gone while it
+loads and back as the migrations define them afterwards, whether it ends, fails or stops
+finding links itself; and an engine opening a store that lacks them builds them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from hindsight_tools import InvalidRequestError, MemoryEngine, Settings
+from hindsight_tools.store.vector_indexes import VECTOR_INDEXES
+from tests.test_import import _assert_same_rows, _bank_rows, _items
+
+Conn = psycopg.Connection[tuple[Any, ...]]
+_DEFINITIONS = """
+SELECT indexname, indexdef FROM pg_indexes
+WHERE tablename = 'memory_units' AND indexname = ANY(%s) ORDER BY indexname
+"""
+
+
+def _vector_indexes(db: Conn) -> list[tuple[str, str]]:
+    return [(str(n), str(d)) for n, d in db.execute(_DEFINITIONS, (list(VECTOR_INDEXES),))]
+
+
+@pytest.fixture
+def other_bank(engine: MemoryEngine) -> Iterator[str]:
+    yield "import-twin"
+    engine.delete_bank("import-twin")
+
+
+def _watched(items: list[dict[str, Any]], db: Conn, seen: list[int]) -> Iterator[dict[str, Any]]:
+    """The items, noting how many vector indexes the store has as each batch of 10 is read."""
+    for i, item in enumerate(items):
+        if i % 10 == 0:
+            seen.append(len(_vector_indexes(db)))
+        yield item
+
+
+def test_a_deferred_import_stores_the_same_and_puts_the_indexes_back_as_migrated(
+    engine: MemoryEngine, bank: str, other_bank: str, db: Conn
+) -> None:
+    migrated = _vector_indexes(db)
+    assert [name for name, _ in migrated] == sorted(VECTOR_INDEXES)
+    items, seen = _items(40), []
+    result = engine.import_memories(
+        bank, _watched(items, db, seen), batch_size=10, defer_vector_indexes=True
+    )
+    assert result.imported == 40
+    assert seen[1:] == [0, 0, 0], "the indexes are set aside while the batches are written"
+    assert _vector_indexes(db) == migrated
+    engine.import_memories(other_bank, items, batch_size=10)
+    _assert_same_rows(_bank_rows(db, bank), _bank_rows(db, other_bank))
+    found = engine.recall(bank, "Who painted the view in Lisbon?")
+    assert found.memories, "the rebuilt indexes serve recall"
+
+
+def test_a_deferred_import_that_fails_still_puts_the_indexes_back(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    migrated = _vector_indexes(db)
+    items = _items(25)
+
+    def cut_short() -> Iterator[dict[str, Any]]:
+        yield from items[:15]
+        raise OSError("the export file went away")
+
+    with pytest.raises(OSError, match="went away"):
+        engine.import_memories(bank, cut_short(), batch_size=10, defer_vector_indexes=True)
+    assert _vector_indexes(db) == migrated
+
+
+def test_the_async_twin_puts_them_back_too(engine: MemoryEngine, bank: str, db: Conn) -> None:
+    migrated = _vector_indexes(db)
+
+    async def run() -> None:
+        try:
+            await engine.aio.import_memories(bank, _items(15), defer_vector_indexes=True)
+        finally:
+            await engine.aio.close()
+
+    asyncio.run(run())
+    assert _vector_indexes(db) == migrated
+
+
+def test_once_the_import_stops_finding_links_itself_the_indexes_come_back_at_once(
+    settings: Settings, engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    small = settings.with_overrides(
+        {"database_url": engine.database_url, "import_link_exact_max_units": 25}
+    )
+    seen: list[int] = []
+    with MemoryEngine(settings=small, embedder=engine._core.embedder) as held_small:
+        held_small.import_memories(
+            bank, _watched(_items(50), db, seen), batch_size=10, defer_vector_indexes=True
+        )
+    # batches 1-2 are held in memory; the third would pass 25, so the links of the rest are
+    # found in SQL, through the indexes, built before that batch is written
+    assert seen[1:3] == [0, 0]
+    assert seen[-1] == len(VECTOR_INDEXES)
+
+
+def test_a_value_other_than_a_boolean_is_refused_before_anything_is_dropped(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    with pytest.raises(InvalidRequestError, match="defer_vector_indexes: must be true or false"):
+        engine.import_memories(bank, _items(3), defer_vector_indexes="yes")  # type: ignore[arg-type]
+    assert len(_vector_indexes(db)) == len(VECTOR_INDEXES)
+
+
+def test_an_engine_opening_a_store_without_them_builds_them(
+    settings: Settings, engine: MemoryEngine, scratch_db: str
+) -> None:
+    own = settings.with_overrides({"database_url": scratch_db})
+    with MemoryEngine(settings=own, embedder=engine._core.embedder) as first:
+        first.retain("b", _items(5))
+    with psycopg.connect(scratch_db, autocommit=True) as conn:
+        migrated = _vector_indexes(conn)
+        conn.execute("DROP INDEX memory_units_embedding_world, memory_units_embedding_hnsw")
+        assert len(_vector_indexes(conn)) == 2
+        with MemoryEngine(settings=own, embedder=engine._core.embedder) as second:
+            assert _vector_indexes(conn) == migrated
+            assert second.recall("b", "Who went to Portland?").memories
