@@ -19,6 +19,12 @@ def test_the_import_benchmark_reports_both_paths(scratch_db: str) -> None:
         r"\| vectors given, into a store of 0 others \| 60 \| [\d.]+ \| ([\d,]+) \|", report
     )
     encoded = re.search(r"\| encoders in the path \| 20 \| [\d.]+ \| ([\d,]+) \|", report)
+    encoded_aside = re.search(
+        r"\| encoders in the path, vector indexes set aside and built after the load, into a "
+        r"store of 140 others \| 20 \|",
+        report,
+    )
+    assert encoded_aside and "with the vector indexes set aside, at **" in report, report
     deferred = re.search(
         r"\| vectors given, vector indexes set aside and built after the load, into a store "
         r"of 80 others \| 60 \| [\d.]+ \| ([\d,]+) \|",
