@@ -39,13 +39,9 @@ from benchmarks.recall_bench_vectors import CompositeEmbedder
 from hindsight_tools import MemoryEngine, Settings
 from hindsight_tools.retain.plans import link_plan
 from hindsight_tools.runtime.plan import run_plan
+from hindsight_tools.store.vector_indexes import VECTOR_INDEXES as STORE_VECTOR_INDEXES
 
-VECTOR_INDEXES = (
-    "memory_units_embedding_hnsw",
-    "memory_units_embedding_world",
-    "memory_units_embedding_experience",
-    "memory_units_embedding_observation",
-)
+VECTOR_INDEXES = tuple(STORE_VECTOR_INDEXES)
 LINK_INDEXES = ("memory_links_from", "memory_links_to")
 IMPORT_BATCH = 2000
 LINK_BATCH = 500

@@ -111,16 +111,16 @@ class Settings(BaseSettings):
         ge=0,
         description="An import finds semantic link neighbours exactly, in its own process "
         "and beside the database's writing, while the bank holds up to this many memories "
-        "(their vectors are held in memory: 1.5 KB each at 384 dimensions); past it, and "
-        "at 0, as retain does.",
+        "(their vectors are held in memory: 1.5 KB each at 384 dimensions, about three "
+        "times that while they are read at the start, and 64 MB of working space); past "
+        "it, and at 0, as retain does.",
     )
     vector_index_build_memory: str = Field(
         default="1GB",
         pattern=r"^\d+\s*(kB|MB|GB|TB)$",
         description="maintenance_work_mem for building a vector index over rows already "
         "stored (an import with its vector indexes set aside, or an engine putting back a "
-        "missing one): about 2 KB a memory keeps the graph in memory, which builds several "
-        "times faster than one that spills.",
+        "missing one); a graph larger than this is built partly on disk.",
     )
     temporal_link_window_hours: float = Field(default=24.0, gt=0)
     temporal_link_max: int = Field(default=20, ge=0)

@@ -43,7 +43,7 @@ PAYLOADS = (
     "))))",
     "to_tsquery('x')::text",
     "ARRAY['a']::text[]",
-    "{\"a\": \"\\u0000\"}",
+    '{"a": "\\u0000"}',
     "\\u0000",
     "http://example.com/a\\b'c?d=1&e=2",
     "C:\\Windows\\System32\\",

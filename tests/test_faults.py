@@ -367,8 +367,7 @@ def _gone(pid: int) -> bool:
     try:
         wait_for(
             lambda: (
-                not psutil.pid_exists(pid)
-                or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+                not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
             ),
             timeout=30,
         )

@@ -140,6 +140,25 @@ def test_links_found_in_the_importing_process_give_way_when_the_bank_changes_bes
     _assert_same_rows(found, expected)
 
 
+def test_links_found_in_the_importing_process_give_way_when_a_memory_changes_beside_it(
+    engine: MemoryEngine, sql_links: MemoryEngine, bank: str, other_bank: str, db: Conn
+) -> None:
+    """A memory retained again with another text: the bank's size stays, its vector
+    doesn't."""
+    items = _items(50)
+    changed = {**items[3], "text": "The quarterly tax return was filed with the accountant"}
+
+    def with_a_rewrite_beside(target: str) -> Iterator[dict[str, Any]]:
+        for i, item in enumerate(items):
+            if i == 20:
+                sql_links.retain(target, [changed])
+            yield item
+
+    engine.import_memories(bank, with_a_rewrite_beside(bank), batch_size=10)
+    sql_links.import_memories(other_bank, with_a_rewrite_beside(other_bank), batch_size=10)
+    _assert_same_rows(_bank_rows(db, bank), _bank_rows(db, other_bank))
+
+
 def test_past_the_size_held_in_memory_the_import_goes_on_finding_links_in_sql(
     settings: Settings,
     engine: MemoryEngine,
@@ -390,7 +409,8 @@ def test_import_from_the_command_line_resumes(
     done = cli(settings, *args)
     assert done.returncode == 0, done.stderr
     assert "imported 18 memories" in done.stdout and "skipped 12" in done.stdout
-    assert count_vector_indexes(db) == 4  # set aside for the load, built again after it
+    assert "vector indexes were set aside for the load and built after it" in done.stdout
+    assert count_vector_indexes(db) == 4
     assert f"run hindsight-tools backfill --bank {bank}" in done.stdout
     assert count(db, "memory_units", bank) == 30
     assert count(db, "memory_token_vectors", bank) == 15  # the lines without a vector

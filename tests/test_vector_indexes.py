@@ -45,11 +45,12 @@ def test_a_deferred_import_stores_the_same_and_puts_the_indexes_back_as_migrated
 ) -> None:
     migrated = _vector_indexes(db)
     assert [name for name, _ in migrated] == sorted(VECTOR_INDEXES)
-    items, seen = _items(40), []
+    items = _items(40)
+    seen: list[int] = []
     result = engine.import_memories(
         bank, _watched(items, db, seen), batch_size=10, defer_vector_indexes=True
     )
-    assert result.imported == 40
+    assert result.imported == 40 and result.vector_indexes_deferred
     assert seen[1:] == [0, 0, 0], "the indexes are set aside while the batches are written"
     assert _vector_indexes(db) == migrated
     engine.import_memories(other_bank, items, batch_size=10)
@@ -73,17 +74,44 @@ def test_a_deferred_import_that_fails_still_puts_the_indexes_back(
     assert _vector_indexes(db) == migrated
 
 
-def test_the_async_twin_puts_them_back_too(engine: MemoryEngine, bank: str, db: Conn) -> None:
+def test_the_async_twin_sets_them_aside_and_puts_them_back(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
     migrated = _vector_indexes(db)
+    seen: list[int] = []
 
     async def run() -> None:
         try:
-            await engine.aio.import_memories(bank, _items(15), defer_vector_indexes=True)
+            watched = _watched(_items(25), db, seen)
+            result = await engine.aio.import_memories(
+                bank, watched, batch_size=10, defer_vector_indexes=True
+            )
+            assert result.vector_indexes_deferred
         finally:
             await engine.aio.close()
 
     asyncio.run(run())
+    assert seen[1:] == [0, 0]
     assert _vector_indexes(db) == migrated
+
+
+def test_they_are_kept_when_the_first_batch_would_outgrow_what_is_held(
+    settings: Settings, engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    small = settings.with_overrides(
+        {"database_url": engine.database_url, "import_link_exact_max_units": 25}
+    )
+    seen: list[int] = []
+    with MemoryEngine(settings=small, embedder=engine._core.embedder) as held_small:
+        held_small.import_memories(bank, _items(20), batch_size=10)
+        result = held_small.import_memories(
+            bank,
+            _watched(_items(10, start=20), db, seen),
+            batch_size=10,
+            defer_vector_indexes=True,
+        )
+    assert result.imported == 10 and not result.vector_indexes_deferred
+    assert seen == [len(VECTOR_INDEXES)]
 
 
 def test_once_the_import_stops_finding_links_itself_the_indexes_come_back_at_once(

@@ -35,7 +35,7 @@ OPTIONAL = ("cohere", "mcp", "onnx")
 
 # Runs in the fresh virtualenv, in a folder outside the repository. argv[1]: a JSON file of
 # the adapters' README examples. Prints one JSON object for the test to check.
-SCRIPT = r'''
+SCRIPT = r"""
 import importlib.metadata
 import importlib.resources
 import importlib.util
@@ -81,7 +81,7 @@ try:
 except RerankerError as exc:
     out["cohere_error"] = str(exc)
 print("RESULT " + json.dumps(out))
-'''
+"""
 
 
 def run(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -21,7 +22,7 @@ from hindsight_tools.engine.core import (
     pool_timeout_message,
     resolve_settings,
 )
-from hindsight_tools.errors import StoreError
+from hindsight_tools.errors import HindsightError, StoreError
 from hindsight_tools.models import (
     Budget,
     FactType,
@@ -231,11 +232,18 @@ class AsyncMemoryEngine:
         program = core.import_program(
             bank_id, items, batch_size, embedding_model, progress, defer_vector_indexes
         )
-        try:
+        if defer_vector_indexes is not True:
             return await self._drive(program)
-        finally:
-            if defer_vector_indexes is True:
+        try:
+            result = await self._drive(program)
+        except BaseException:
+            # The import's own error is the one to see; an engine's next start builds what
+            # this could not.
+            with contextlib.suppress(HindsightError):
                 await self._drive(core.vector_index_program())
+            raise
+        await self._drive(core.vector_index_program())
+        return result
 
     async def backfill_token_vectors(self, bank_id: str | None = None, *, batch: int = 256) -> int:
         """See :meth:`MemoryEngine.backfill_token_vectors`."""

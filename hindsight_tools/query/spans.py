@@ -147,5 +147,3 @@ def modifier(word: str) -> str:
 
 def by_modifier(word: str, make: Maker, around: int, now: datetime) -> Span:
     return _MODIFIERS[modifier(word)](make, around, now)
-
-

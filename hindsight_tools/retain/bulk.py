@@ -28,7 +28,8 @@ from hindsight_tools.models import ImportResult, MemoryItem
 from hindsight_tools.query.entities import EntityExtractor
 from hindsight_tools.retain.neighbours import NeighbourIndex, SemanticLinks
 from hindsight_tools.retain.plans import (
-    BANK_SIZE,
+    BANK_STATE,
+    LOCK_BANK,
     bank_vectors_plan,
     derive,
     existing_ids_plan,
@@ -106,13 +107,13 @@ class BatchReader:
         check: Callable[[Sequence[Any], int], list[MemoryItem]],
     ) -> None:
         self._items = iter(items)
-        self._size = size
+        self.size = size
         self._check = check
         self._start = 0
 
     def next(self) -> tuple[list[MemoryItem], int] | None:
         """The next batch and the stream position of its first item; None at the end."""
-        chunk = list(itertools.islice(self._items, self._size))
+        chunk = list(itertools.islice(self._items, self.size))
         if not chunk:
             return None
         start, self._start = self._start, self._start + len(chunk)
@@ -146,6 +147,8 @@ class WrittenBatch:
     # whether the links found in this process were used; if not, the bank had changed
     # beside the import, and the in-memory copy of its vectors no longer holds
     given_links_used: bool
+    # the bank row's version after this batch (see plans.BANK_STATE)
+    bank_version: str | None = None
 
 
 def _ready(
@@ -159,18 +162,22 @@ def _ready(
     return encoded, neighbours.add([item.id or "" for item in items], encoded[0])
 
 
-def _neighbour_index(bank_id: str, settings: Settings) -> Program[NeighbourIndex | None]:
+def _neighbour_index(
+    bank_id: str, settings: Settings
+) -> Program[tuple[NeighbourIndex | None, str | None]]:
+    """The bank's vectors held for the import, and the version of the bank they are."""
     limit = settings.import_link_exact_max_units
     if settings.semantic_link_top_k <= 0 or limit <= 0:
-        return None
+        return None, None
     found: ParallelResult = yield Parallel({"vectors": bank_vectors_plan(bank_id, limit)})
     held = found["vectors"][0]
     if held is None:
-        return None
-    ids, vectors = held
-    return NeighbourIndex(
+        return None, None
+    ids, vectors, version = held
+    index = NeighbourIndex(
         ids, vectors, limit, settings.semantic_link_top_k, settings.semantic_link_threshold
     )
+    return index, version
 
 
 @dataclass
@@ -203,10 +210,13 @@ def import_batches(
     error stops the import where it is. Either way the batches written stay, and running
     the import again goes on from there."""
     tally = _Tally()
-    neighbours = yield from _neighbour_index(bank_id, settings)
-    # The SQL path of the links walks the vector index: set aside only while it isn't used.
+    neighbours, version = yield from _neighbour_index(bank_id, settings)
+    # The SQL path of the links walks the vector index: set aside only while it isn't used,
+    # and not when the first batch would already take the bank past what is held.
     links_in_sql = settings.semantic_link_top_k > 0
-    deferred = defer_vector_indexes and (neighbours is not None or not links_in_sql)
+    room = neighbours is not None and neighbours.room_for(reader.size)
+    deferred = defer_vector_indexes and (room or not links_in_sql)
+    deferred_at_all = deferred
     if deferred:
         yield Parallel({"drop": drop_vector_indexes_plan()})
     current = yield from _fresh_batch(bank_id, reader, tally, frozenset())
@@ -223,17 +233,22 @@ def import_batches(
         if prepared and ready is not None:
             (embeddings, token_vectors), links = ready
             steps["import"] = import_plan(
-                bank_id, prepared, embeddings, settings, token_vectors, links
+                bank_id, prepared, embeddings, settings, token_vectors, links, version
             )
         if isinstance(upcoming, _Batch) and upcoming.fresh:
             steps["encode"] = Blocking(
                 functools.partial(_captured, _ready, encode, neighbours, upcoming.fresh)
             )
         done: ParallelResult = (yield Parallel(steps)) if steps else {}
+        next_ready = done["encode"][0] if "encode" in done else None
         if "import" in done:
             batch: WrittenBatch = done["import"][0]
+            version = batch.bank_version
             if neighbours is not None and not batch.given_links_used:
+                # the next batch's links were found in the copy that no longer holds
                 neighbours = None
+                if isinstance(next_ready, tuple):
+                    next_ready = (next_ready[0], None)
             kept = set(batch.ids)
             written = [p.id for p in prepared if p.id in kept]
             tally.imported += len(written)
@@ -245,7 +260,6 @@ def import_batches(
             deferred = False
         if progress is not None:
             progress(current.read)
-        next_ready = done["encode"][0] if "encode" in done else None
         for failed in (upcoming, next_ready):
             if isinstance(failed, _Failed):
                 raise failed.error
@@ -257,6 +271,7 @@ def import_batches(
         skipped=tally.skipped,
         batches=tally.batches,
         last_id=tally.last_id,
+        vector_indexes_deferred=deferred_at_all,
     )
 
 
@@ -289,15 +304,21 @@ def import_plan(
     settings: Settings,
     token_vectors: Sequence[bytes | None] | None = None,
     semantic: SemanticLinks | None = None,
+    bank_version: str | None = None,
 ) -> Plan[WrittenBatch]:
     """One batch of an import in one transaction: the ids it wrote (a memory another
     writer stored meanwhile is left as that writer stored it). ``semantic``, the batch's
-    links found beforehand, is used only if the bank is as they assumed."""
-    yield from write_sources(bank_id, prepared)
+    links found beforehand, is used only if the bank is as they assumed: as many memories,
+    and its row at ``bank_version``, so that nobody else wrote to it since."""
+    bank = {"bank": bank_id}
     if semantic is not None:
-        ((size,),) = yield Statement(BANK_SIZE, {"bank": bank_id})
-        if size != semantic.bank_size:
+        # Under the bank's lock (taken again by write_sources, which is harmless) and before
+        # this batch creates the bank's row, if it is the first.
+        yield Statement(LOCK_BANK, bank, "none")
+        ((size, version),) = yield Statement(BANK_STATE, bank)
+        if (size, version) != (semantic.bank_size, bank_version):
             semantic = None
+    yield from write_sources(bank_id, prepared)
     yield Statement(_STAGE, None, "none")
     rows = [_stage_row(p, embeddings[p.index], token_vectors) for p in prepared]
     yield Statement(_COPY, rows, "copy", copy_types=_STAGE_TYPES)
@@ -312,7 +333,8 @@ def import_plan(
         yield Statement(_INSERT_TOKEN_VECTORS, {"bank": bank_id, "ids": ids}, "none")
     kept = set(ids)
     yield from derive(bank_id, [p for p in prepared if p.id in kept], settings, semantic=semantic)
-    return WrittenBatch(ids, semantic is not None)
+    ((_, version),) = yield Statement(BANK_STATE, bank)
+    return WrittenBatch(ids, semantic is not None, version)
 
 
 def _stage_row(

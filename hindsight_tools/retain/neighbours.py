@@ -5,7 +5,8 @@ HNSW index in a larger one, one index walk per memory on the database's single b
 An import knows the vectors of everything it writes, so while the bank is small enough to
 hold in memory it keeps them as one normalised matrix and finds each batch's neighbours
 with one matrix product. That runs beside the database writing the batch before, and the
-links it finds are exact at any bank size where the SQL path would be approximate.
+links it finds are exact up to the size held, where past 2,000 memories the SQL path walks
+the HNSW graph.
 
 The neighbours are those of the SQL path: for each memory of a batch, the ``top_k`` most
 similar other memories of the bank, the whole batch included, kept when their cosine
@@ -23,15 +24,16 @@ import numpy as np
 
 from hindsight_tools.encoders.embedding import Vectors
 
-# Rows of the similarity matrix computed at a time: a batch of 10,000 against a bank of
-# 100,000 would otherwise be a 4 GB matrix.
-_ROWS_AT_A_TIME = 256
+# Working memory of a batch's search: its similarity rows and their argpartition indexes
+# (12 bytes a pair) are computed this many bytes at a time. A batch of 10,000 against a
+# bank of 100,000 would otherwise take 12 GB.
+_WORKING_BYTES = 64 * 2**20
 
 
 @dataclass(frozen=True)
 class SemanticLinks:
-    """A batch's semantic links, and the bank size they assume before the batch: the write
-    uses them only if the bank still holds exactly that many memories."""
+    """A batch's semantic links, and the bank size they assume before the batch (the write
+    also checks that nobody else wrote to the bank; see ``retain.bulk``)."""
 
     bank_size: int
     from_ids: list[str]
@@ -54,6 +56,10 @@ class NeighbourIndex:
 
     def __len__(self) -> int:
         return len(self._ids)
+
+    def room_for(self, count: int) -> bool:
+        """Whether ``count`` more memories still fit."""
+        return not self.full and len(self._ids) + count <= self._capacity
 
     def add(self, ids: Sequence[str], vectors: Vectors) -> SemanticLinks | None:
         """Take a batch into the bank's vectors and return its links; None once the bank
@@ -78,12 +84,13 @@ class NeighbourIndex:
         keep = min(self._top_k, len(self._ids) - 1)
         if keep <= 0:
             return SemanticLinks(first, from_ids, to_ids, weights)
-        for start in range(first, first + count, _ROWS_AT_A_TIME):
-            stop = min(start + _ROWS_AT_A_TIME, first + count)
+        step = max(16, _WORKING_BYTES // (12 * len(self._ids)))
+        for start in range(first, first + count, step):
+            stop = min(start + step, first + count)
             similarity = bank[start:stop] @ bank.T
             rows = np.arange(stop - start)
             similarity[rows, np.arange(start, stop)] = -np.inf  # not its own neighbour
-            nearest = np.argpartition(-similarity, keep - 1, axis=1)[:, :keep]
+            nearest = np.argpartition(similarity, -keep, axis=1)[:, -keep:]
             for row, columns in zip(rows, nearest, strict=True):
                 values = similarity[row, columns]
                 chosen = values >= self._threshold

@@ -124,6 +124,14 @@ DROP_UNUSED_ENTITIES = """
 DELETE FROM entities WHERE bank_id = %(bank)s AND id = ANY(%(old_ids)s) AND mention_count = 0
 """
 BANK_SIZE = "SELECT count(*) FROM memory_units WHERE bank_id = %(bank)s"
+# The bank's size and the version of its row: every write to a bank (retain, import,
+# forgetting) updates that row's totals in its transaction, so the row's xmin (the id of
+# the transaction that last wrote it) changes with every write, as an optimistic
+# concurrency token.
+BANK_STATE = """
+SELECT (SELECT count(*) FROM memory_units WHERE bank_id = %(bank)s),
+       (SELECT xmin::text FROM banks WHERE bank_id = %(bank)s)
+"""
 _BANK_VECTORS = "SELECT id, embedding FROM memory_units WHERE bank_id = %(bank)s"
 _GIVEN_SEMANTIC_LINKS = """
 INSERT INTO memory_links (bank_id, from_unit_id, to_unit_id, link_type, weight)
@@ -258,17 +266,20 @@ def existing_ids_plan(bank_id: str, ids: Sequence[str]) -> Plan[set[str]]:
     return {str(row[0]) for row in rows}
 
 
-def bank_vectors_plan(bank_id: str, limit: int) -> Plan[tuple[list[str], Vectors] | None]:
-    """The ids and embeddings (one row each) of the bank's memories; None when it holds
-    more than ``limit``."""
+def bank_vectors_plan(
+    bank_id: str, limit: int
+) -> Plan[tuple[list[str], Vectors, str | None] | None]:
+    """The ids and embeddings (one row each) of the bank's memories, and the version of its
+    row (see ``BANK_STATE``; None before the bank's first write); None when it holds more
+    than ``limit`` memories."""
     bank = {"bank": bank_id}
-    ((size,),) = yield Statement(BANK_SIZE, bank)
+    ((size, version),) = yield Statement(BANK_STATE, bank)
     if size > limit:
         return None
     rows = yield Statement(_BANK_VECTORS, bank)
     if not rows:
-        return [], np.empty((0, 0), dtype=np.float32)
-    return [str(row[0]) for row in rows], np.stack([row[1].to_numpy() for row in rows])
+        return [], np.empty((0, 0), dtype=np.float32), version
+    return [str(row[0]) for row in rows], np.stack([row[1].to_numpy() for row in rows]), version
 
 
 def write_sources(bank_id: str, prepared: Sequence[PreparedItem]) -> Plan[None]:

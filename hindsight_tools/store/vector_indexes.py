@@ -50,11 +50,17 @@ def drop_vector_indexes_plan() -> Plan[None]:
 
 def build_vector_index_plan(name: str, memory: str) -> Plan[None]:
     """Build the vector index ``name`` (one of :data:`VECTOR_INDEXES`) over the rows there,
-    with ``memory`` of maintenance_work_mem: a graph that fits in it builds several times
-    faster than one that spills."""
+    with ``memory`` of maintenance_work_mem, in which the graph is built without going to
+    disk while it fits.
+
+    Without parallel workers: pgvector's parallel build keeps the graph in dynamic shared
+    memory, which a server in a container with a small /dev/shm can't allocate, and on
+    two cores a worker saved a tenth of the time (2.7 s against 2.5 s over 10,000
+    memories, timed by hand)."""
     yield Statement(
         "SELECT set_config('maintenance_work_mem', %(memory)s, true)", {"memory": memory}, "none"
     )
+    yield Statement("SET LOCAL max_parallel_maintenance_workers = 0", None, "none")
     statement = sql.SQL("CREATE INDEX IF NOT EXISTS {} ON memory_units {} {}").format(
         sql.Identifier(name), sql.SQL(_HNSW), sql.SQL(VECTOR_INDEXES[name])
     )
