@@ -110,14 +110,48 @@ def _assert_same_rows(
             assert found[table] == rows, table
 
 
-@pytest.fixture
-def sql_links(settings: Settings, engine: MemoryEngine) -> Iterator[MemoryEngine]:
-    """An engine on the same database whose imports find every link in SQL, as retain."""
-    own = settings.with_overrides(
-        {"database_url": engine.database_url, "import_link_exact_max_units": 0}
-    )
-    with MemoryEngine(settings=own, embedder=engine._core.embedder) as other:
-        yield other
+def _holding(limit: int) -> Any:
+    """A fixture: an engine on the session's database whose imports hold at most
+    ``limit`` memories' vectors (0: every link found in SQL, as retain)."""
+
+    @pytest.fixture
+    def holding(settings: Settings, engine: MemoryEngine) -> Iterator[MemoryEngine]:
+        own = settings.with_overrides(
+            {"database_url": engine.database_url, "import_link_exact_max_units": limit}
+        )
+        with MemoryEngine(settings=own, embedder=engine._core.embedder) as other:
+            yield other
+
+    return holding
+
+
+sql_links = _holding(0)
+holds_25 = _holding(25)
+
+
+def _imported_beside(
+    engine: MemoryEngine,
+    sql_links: MemoryEngine,
+    banks: tuple[str, str],
+    db: Conn,
+    items: list[dict[str, Any]],
+    written_beside: list[dict[str, Any]],
+) -> dict[str, list[tuple[Any, ...]]]:
+    """Import ``items`` into the first bank with ``engine`` and into the second with links
+    found in SQL, another writer retaining ``written_beside`` into each bank as the third
+    batch is read; the first bank's rows, checked to equal the second's."""
+
+    def with_a_write_beside(target: str) -> Iterator[dict[str, Any]]:
+        for i, item in enumerate(items):
+            if i == 20:
+                sql_links.retain(target, written_beside)
+            yield item
+
+    engine.import_memories(banks[0], with_a_write_beside(banks[0]), batch_size=10)
+    sql_links.import_memories(banks[1], with_a_write_beside(banks[1]), batch_size=10)
+    found = _bank_rows(db, banks[0])
+    _assert_same_rows(found, _bank_rows(db, banks[1]))
+    return found
 
 
 def test_links_found_in_the_importing_process_give_way_when_the_bank_changes_beside_it(
@@ -126,18 +160,8 @@ def test_links_found_in_the_importing_process_give_way_when_the_bank_changes_bes
     items = _items(50)
     # near-repeats of the later items, written into the bank while the import runs
     extras = [{**item, "id": f"x{item['id']}"} for item in items[30:36]]
-
-    def with_a_write_beside(target: str) -> Iterator[dict[str, Any]]:
-        for i, item in enumerate(items):
-            if i == 20:
-                sql_links.retain(target, extras)
-            yield item
-
-    engine.import_memories(bank, with_a_write_beside(bank), batch_size=10)
-    sql_links.import_memories(other_bank, with_a_write_beside(other_bank), batch_size=10)
-    found, expected = _bank_rows(db, bank), _bank_rows(db, other_bank)
+    found = _imported_beside(engine, sql_links, (bank, other_bank), db, items, extras)
     assert any(to.startswith("x") for f, to, t, _ in found["memory_links"] if f >= "m0030")
-    _assert_same_rows(found, expected)
 
 
 def test_links_found_in_the_importing_process_give_way_when_a_memory_changes_beside_it(
@@ -147,33 +171,15 @@ def test_links_found_in_the_importing_process_give_way_when_a_memory_changes_bes
     doesn't."""
     items = _items(50)
     changed = {**items[3], "text": "The quarterly tax return was filed with the accountant"}
-
-    def with_a_rewrite_beside(target: str) -> Iterator[dict[str, Any]]:
-        for i, item in enumerate(items):
-            if i == 20:
-                sql_links.retain(target, [changed])
-            yield item
-
-    engine.import_memories(bank, with_a_rewrite_beside(bank), batch_size=10)
-    sql_links.import_memories(other_bank, with_a_rewrite_beside(other_bank), batch_size=10)
-    _assert_same_rows(_bank_rows(db, bank), _bank_rows(db, other_bank))
+    _imported_beside(engine, sql_links, (bank, other_bank), db, items, [changed])
 
 
 def test_past_the_size_held_in_memory_the_import_goes_on_finding_links_in_sql(
-    settings: Settings,
-    engine: MemoryEngine,
-    sql_links: MemoryEngine,
-    bank: str,
-    other_bank: str,
-    db: Conn,
+    holds_25: MemoryEngine, sql_links: MemoryEngine, bank: str, other_bank: str, db: Conn
 ) -> None:
     items = _items(45)
-    small = settings.with_overrides(
-        {"database_url": engine.database_url, "import_link_exact_max_units": 25}
-    )
-    with MemoryEngine(settings=small, embedder=engine._core.embedder) as held_small:
-        held_small.import_memories(bank, items[:5], batch_size=10)  # loaded when resumed
-        held_small.import_memories(bank, items, batch_size=10)
+    holds_25.import_memories(bank, items[:5], batch_size=10)  # loaded when resumed
+    holds_25.import_memories(bank, items, batch_size=10)
     sql_links.import_memories(other_bank, items[:5], batch_size=10)
     sql_links.import_memories(other_bank, items, batch_size=10)
     _assert_same_rows(_bank_rows(db, bank), _bank_rows(db, other_bank))

@@ -13,7 +13,7 @@ import pytest
 
 from hindsight_tools import InvalidRequestError, MemoryEngine, Settings
 from hindsight_tools.store.vector_indexes import VECTOR_INDEXES
-from tests.test_import import _assert_same_rows, _bank_rows, _items
+from tests.test_import import _assert_same_rows, _bank_rows, _holding, _items
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 _DEFINITIONS = """
@@ -24,6 +24,9 @@ WHERE tablename = 'memory_units' AND indexname = ANY(%s) ORDER BY indexname
 
 def _vector_indexes(db: Conn) -> list[tuple[str, str]]:
     return [(str(n), str(d)) for n, d in db.execute(_DEFINITIONS, (list(VECTOR_INDEXES),))]
+
+
+holds_25 = _holding(25)
 
 
 @pytest.fixture
@@ -96,35 +99,22 @@ def test_the_async_twin_sets_them_aside_and_puts_them_back(
 
 
 def test_they_are_kept_when_the_first_batch_would_outgrow_what_is_held(
-    settings: Settings, engine: MemoryEngine, bank: str, db: Conn
+    holds_25: MemoryEngine, bank: str, db: Conn
 ) -> None:
-    small = settings.with_overrides(
-        {"database_url": engine.database_url, "import_link_exact_max_units": 25}
-    )
     seen: list[int] = []
-    with MemoryEngine(settings=small, embedder=engine._core.embedder) as held_small:
-        held_small.import_memories(bank, _items(20), batch_size=10)
-        result = held_small.import_memories(
-            bank,
-            _watched(_items(10, start=20), db, seen),
-            batch_size=10,
-            defer_vector_indexes=True,
-        )
+    holds_25.import_memories(bank, _items(20), batch_size=10)
+    watched = _watched(_items(10, start=20), db, seen)
+    result = holds_25.import_memories(bank, watched, batch_size=10, defer_vector_indexes=True)
     assert result.imported == 10 and not result.vector_indexes_deferred
     assert seen == [len(VECTOR_INDEXES)]
 
 
 def test_once_the_import_stops_finding_links_itself_the_indexes_come_back_at_once(
-    settings: Settings, engine: MemoryEngine, bank: str, db: Conn
+    holds_25: MemoryEngine, bank: str, db: Conn
 ) -> None:
-    small = settings.with_overrides(
-        {"database_url": engine.database_url, "import_link_exact_max_units": 25}
-    )
     seen: list[int] = []
-    with MemoryEngine(settings=small, embedder=engine._core.embedder) as held_small:
-        held_small.import_memories(
-            bank, _watched(_items(50), db, seen), batch_size=10, defer_vector_indexes=True
-        )
+    watched = _watched(_items(50), db, seen)
+    holds_25.import_memories(bank, watched, batch_size=10, defer_vector_indexes=True)
     # batches 1-2 are held in memory; the third would pass 25, so the links of the rest are
     # found in SQL, through the indexes, built before that batch is written
     assert seen[1:3] == [0, 0]
