@@ -51,7 +51,7 @@ from benchmarks.machine import machine_facts
 from benchmarks.recall_bench_data import make_memories, make_vocabulary
 from benchmarks.recall_bench_vectors import CompositeEmbedder
 from hindsight_tools import MemoryEngine, Settings
-from hindsight_tools.encoders.embedding import default_embedder, embed_texts
+from hindsight_tools.encoders.embedding import Embedder, default_embedder, embed_texts
 
 SEED = 7
 # Each step's insert is timed this many times and the median kept: one timing of an HNSW
@@ -98,7 +98,7 @@ def _timed_import(
 
 def _aside(
     folder: Path,
-    embedder: Any,
+    embedder: Embedder,
     background: list[dict[str, Any]],
     items: list[dict[str, Any]],
     batch: int,

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
 from hindsight_tools import MemoryEngine, Settings
+from hindsight_tools.store.vector_indexes import VECTOR_INDEXES
 
 TEST_DATABASE_URL_VARIABLE = "HINDSIGHT_TEST_DATABASE_URL"
 SETTINGS_PREFIX = "HINDSIGHT_API_"
@@ -146,3 +147,15 @@ hypothesis_settings.register_profile(
     suppress_health_check=_HYPOTHESIS_CHECKS,
 )
 hypothesis_settings.load_profile(os.environ.get("HINDSIGHT_HYPOTHESIS_PROFILE", "ci"))
+
+
+_VECTOR_INDEXES = """
+SELECT indexname, indexdef FROM pg_indexes
+WHERE tablename = 'memory_units' AND indexname = ANY(%s) ORDER BY indexname
+"""
+
+
+def vector_indexes(db: psycopg.Connection[tuple[Any, ...]]) -> list[tuple[str, str]]:
+    """The store's vector indexes (name, definition) that are there."""
+    rows = db.execute(_VECTOR_INDEXES, (list(VECTOR_INDEXES),)).fetchall()
+    return [(str(name), str(definition)) for name, definition in rows]

@@ -22,7 +22,9 @@ from hindsight_tools import (
     Settings,
     StoreError,
 )
-from tests.conftest import BANK_TABLES, count
+from hindsight_tools.retain import plans
+from hindsight_tools.store.vector_indexes import VECTOR_INDEXES
+from tests.conftest import BANK_TABLES, count, vector_indexes
 from tests.test_cli import cli
 
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -152,6 +154,22 @@ def _imported_beside(
     found = _bank_rows(db, banks[0])
     _assert_same_rows(found, _bank_rows(db, banks[1]))
     return found
+
+
+def test_with_nobody_else_writing_every_batch_uses_the_links_found_in_process(
+    engine: MemoryEngine, bank: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    given: list[bool] = []
+    sql_path = plans.link_plan
+
+    def spied(bank_id: str, ids: Any, settings: Settings, semantic: Any = None) -> Any:
+        given.append(semantic is not None)
+        return sql_path(bank_id, ids, settings, semantic)
+
+    monkeypatch.setattr(plans, "link_plan", spied)
+    engine.import_memories(bank, _items(20), batch_size=10)  # a second import loads them
+    engine.import_memories(bank, _items(30), batch_size=10)
+    assert given == [True] * 3
 
 
 def test_links_found_in_the_importing_process_give_way_when_the_bank_changes_beside_it(
@@ -386,15 +404,6 @@ def test_the_async_twin_imports_the_same(
     _assert_same_rows(_bank_rows(db, bank), _bank_rows(db, other_bank))
 
 
-def count_vector_indexes(db: Conn) -> int:
-    row = db.execute(
-        "SELECT count(*) FROM pg_indexes WHERE tablename = 'memory_units'"
-        " AND indexdef LIKE '%%USING hnsw%%'"
-    ).fetchone()
-    assert row is not None
-    return int(row[0])
-
-
 def test_import_from_the_command_line_resumes(
     settings: Settings, engine: MemoryEngine, bank: str, tmp_path: Path, db: Conn
 ) -> None:
@@ -416,7 +425,7 @@ def test_import_from_the_command_line_resumes(
     assert done.returncode == 0, done.stderr
     assert "imported 18 memories" in done.stdout and "skipped 12" in done.stdout
     assert "vector indexes were set aside for the load and built after it" in done.stdout
-    assert count_vector_indexes(db) == 4
+    assert len(vector_indexes(db)) == len(VECTOR_INDEXES)
     assert f"run hindsight-tools backfill --bank {bank}" in done.stdout
     assert count(db, "memory_units", bank) == 30
     assert count(db, "memory_token_vectors", bank) == 15  # the lines without a vector

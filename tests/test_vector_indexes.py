@@ -13,19 +13,10 @@ import pytest
 
 from hindsight_tools import InvalidRequestError, MemoryEngine, Settings
 from hindsight_tools.store.vector_indexes import VECTOR_INDEXES
+from tests.conftest import vector_indexes
 from tests.test_import import _assert_same_rows, _bank_rows, _holding, _items
 
 Conn = psycopg.Connection[tuple[Any, ...]]
-_DEFINITIONS = """
-SELECT indexname, indexdef FROM pg_indexes
-WHERE tablename = 'memory_units' AND indexname = ANY(%s) ORDER BY indexname
-"""
-
-
-def _vector_indexes(db: Conn) -> list[tuple[str, str]]:
-    return [(str(n), str(d)) for n, d in db.execute(_DEFINITIONS, (list(VECTOR_INDEXES),))]
-
-
 holds_25 = _holding(25)
 
 
@@ -39,14 +30,14 @@ def _watched(items: list[dict[str, Any]], db: Conn, seen: list[int]) -> Iterator
     """The items, noting how many vector indexes the store has as each batch of 10 is read."""
     for i, item in enumerate(items):
         if i % 10 == 0:
-            seen.append(len(_vector_indexes(db)))
+            seen.append(len(vector_indexes(db)))
         yield item
 
 
 def test_a_deferred_import_stores_the_same_and_puts_the_indexes_back_as_migrated(
     engine: MemoryEngine, bank: str, other_bank: str, db: Conn
 ) -> None:
-    migrated = _vector_indexes(db)
+    migrated = vector_indexes(db)
     assert [name for name, _ in migrated] == sorted(VECTOR_INDEXES)
     items = _items(40)
     seen: list[int] = []
@@ -55,7 +46,7 @@ def test_a_deferred_import_stores_the_same_and_puts_the_indexes_back_as_migrated
     )
     assert result.imported == 40 and result.vector_indexes_deferred
     assert seen[1:] == [0, 0, 0], "the indexes are set aside while the batches are written"
-    assert _vector_indexes(db) == migrated
+    assert vector_indexes(db) == migrated
     engine.import_memories(other_bank, items, batch_size=10)
     _assert_same_rows(_bank_rows(db, bank), _bank_rows(db, other_bank))
     found = engine.recall(bank, "Who painted the view in Lisbon?")
@@ -65,7 +56,7 @@ def test_a_deferred_import_stores_the_same_and_puts_the_indexes_back_as_migrated
 def test_a_deferred_import_that_fails_still_puts_the_indexes_back(
     engine: MemoryEngine, bank: str, db: Conn
 ) -> None:
-    migrated = _vector_indexes(db)
+    migrated = vector_indexes(db)
     items = _items(25)
 
     def cut_short() -> Iterator[dict[str, Any]]:
@@ -74,13 +65,13 @@ def test_a_deferred_import_that_fails_still_puts_the_indexes_back(
 
     with pytest.raises(OSError, match="went away"):
         engine.import_memories(bank, cut_short(), batch_size=10, defer_vector_indexes=True)
-    assert _vector_indexes(db) == migrated
+    assert vector_indexes(db) == migrated
 
 
 def test_the_async_twin_sets_them_aside_and_puts_them_back(
     engine: MemoryEngine, bank: str, db: Conn
 ) -> None:
-    migrated = _vector_indexes(db)
+    migrated = vector_indexes(db)
     seen: list[int] = []
 
     async def run() -> None:
@@ -95,7 +86,7 @@ def test_the_async_twin_sets_them_aside_and_puts_them_back(
 
     asyncio.run(run())
     assert seen[1:] == [0, 0]
-    assert _vector_indexes(db) == migrated
+    assert vector_indexes(db) == migrated
 
 
 def test_they_are_kept_when_the_first_batch_would_outgrow_what_is_held(
@@ -126,7 +117,7 @@ def test_a_value_other_than_a_boolean_is_refused_before_anything_is_dropped(
 ) -> None:
     with pytest.raises(InvalidRequestError, match="defer_vector_indexes: must be true or false"):
         engine.import_memories(bank, _items(3), defer_vector_indexes="yes")  # type: ignore[arg-type]
-    assert len(_vector_indexes(db)) == len(VECTOR_INDEXES)
+    assert len(vector_indexes(db)) == len(VECTOR_INDEXES)
 
 
 def test_an_engine_opening_a_store_without_them_builds_them(
@@ -136,9 +127,9 @@ def test_an_engine_opening_a_store_without_them_builds_them(
     with MemoryEngine(settings=own, embedder=engine._core.embedder) as first:
         first.retain("b", _items(5))
     with psycopg.connect(scratch_db, autocommit=True) as conn:
-        migrated = _vector_indexes(conn)
+        migrated = vector_indexes(conn)
         conn.execute("DROP INDEX memory_units_embedding_world, memory_units_embedding_hnsw")
-        assert len(_vector_indexes(conn)) == 2
+        assert len(vector_indexes(conn)) == 2
         with MemoryEngine(settings=own, embedder=engine._core.embedder) as second:
-            assert _vector_indexes(conn) == migrated
+            assert vector_indexes(conn) == migrated
             assert second.recall("b", "Who went to Portland?").memories

@@ -29,6 +29,7 @@ from hindsight_tools.query.entities import EntityExtractor
 from hindsight_tools.retain.neighbours import NeighbourIndex, SemanticLinks
 from hindsight_tools.retain.plans import (
     BANK_STATE,
+    BANK_VERSION,
     LOCK_BANK,
     bank_vectors_plan,
     derive,
@@ -333,8 +334,10 @@ def import_plan(
         yield Statement(_INSERT_TOKEN_VECTORS, {"bank": bank_id, "ids": ids}, "none")
     kept = set(ids)
     yield from derive(bank_id, [p for p in prepared if p.id in kept], settings, semantic=semantic)
-    ((_, version),) = yield Statement(BANK_STATE, bank)
-    return WrittenBatch(ids, semantic is not None, version)
+    if semantic is None:  # the import finds its links in SQL from here on
+        return WrittenBatch(ids, False)
+    ((version,),) = yield Statement(BANK_VERSION, bank)
+    return WrittenBatch(ids, True, version)
 
 
 def _stage_row(

@@ -132,6 +132,7 @@ BANK_STATE = """
 SELECT (SELECT count(*) FROM memory_units WHERE bank_id = %(bank)s),
        (SELECT xmin::text FROM banks WHERE bank_id = %(bank)s)
 """
+BANK_VERSION = "SELECT xmin::text FROM banks WHERE bank_id = %(bank)s"
 _BANK_VECTORS = "SELECT id, embedding FROM memory_units WHERE bank_id = %(bank)s"
 _GIVEN_SEMANTIC_LINKS = """
 INSERT INTO memory_links (bank_id, from_unit_id, to_unit_id, link_type, weight)
