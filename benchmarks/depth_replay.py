@@ -1,24 +1,31 @@
-"""How deep should the cross-encoder go? Recall@k against rerank depth, by replay.
+"""How deep should the cross-encoder go, and where should it start? Recall@k by replay.
 
 Each dev-set question is asked once with the cross-encoder scoring the ``--max-depth``
-best candidates; the inputs of the final stage (fused head, scores, evidence for the
-boosts) are captured, and the final order is recomputed for every smaller depth with the
-engine's own ``rerank_head`` and ``rank_final``. A depth-``d`` recall scores the first
-``d`` candidates of the same head, so each row is what ``eval --rerank-depth d`` would
-print, for one pass of the model instead of one per depth — up to the int8 model's
-per-batch quantisation, which moves a score slightly with the pairs batched with it. The
-run checks that the replay at ``--max-depth`` reproduces the engine's own order.
+best candidates of the late-interaction order (nothing kept); the inputs of the final
+stage (the candidate list, MaxSim scores, time window, scores, evidence for the boosts)
+are captured, and the final order is recomputed with the engine's own ``rerank_head`` and
+``rank_final`` for every smaller depth and for every number of candidates *kept* in place
+above the scored band (``HINDSIGHT_API_RERANKER_KEEP``): keep ``a`` and depth ``d`` score
+the candidates ``a+1 … a+d`` of the same order, so each row is what ``eval`` would print
+with those settings, for one pass of the model instead of one per setting — up to the
+int8 model's per-batch quantisation, which moves a score slightly with the pairs batched
+with it. The run checks that the replay at ``--max-depth`` reproduces the engine's own
+order.
 
-Then *adaptive* depth: score ``first`` pairs and go on to ``then`` only when the best
-normalised score among them is below a threshold (the model has not found a confident
-answer), for a small grid; what matters for the p50 is the share of questions that stop at
-``first``.
+Every row is reported for the conversations defaults are chosen on (``--choose``, by
+default the first three of the file) and for the rest, which confirm them.
 
-Also printed: the *oracle* recall@10 at each depth, what a perfect reranker of those ``d``
-candidates could reach (evidence first), which bounds any model at that depth; and the
+Then *adaptive* depth (nothing kept): score ``first`` pairs and go on to ``then`` only when
+the best normalised score among them is below a threshold (the model has not found a
+confident answer), for a small grid; what matters for the p50 is the share of questions
+that stop at ``first``.
+
+Also printed: the *oracle* recall@10 at each depth, what a perfect reranker of those
+candidates could reach (evidence first), which bounds any model there; and the
 cross-encoder's median cost per pair in this run.
 
-    .venv/bin/python benchmarks/depth_replay.py --dataset DIR [--limit N] [--out FILE]
+    .venv/bin/python benchmarks/depth_replay.py --dataset DIR [--max-depth 32]
+        [--choose BANK …] [--limit N] [--out FILE]
 
 ``--dataset`` is the LoCoMo folder (``memories.jsonl``, ``queries.jsonl``); without it,
 ``$HINDSIGHT_LOCOMO_DIR``.
@@ -51,13 +58,15 @@ from hindsight_tools.evaluation import (
     recall_at_k,
 )
 from hindsight_tools.recall.fusion import FusedCandidate
-from hindsight_tools.recall.prerank import rank_final, rerank_head
+from hindsight_tools.recall.prerank import kept_places, rank_final, rerank_head
 from hindsight_tools.recall.rerank.base import RerankOutcome
 from hindsight_tools.recall.scoring import Evidence
 
 LOCOMO_VARIABLE = "HINDSIGHT_LOCOMO_DIR"  # the LoCoMo data is not in the repository
 DEPTHS = (4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 60)
+KEEPS = (0, 4, 6, 7, 8, 9, 10)
 KS = (5, 10, 20, 50)
+CHOOSE_DEFAULT = 3
 ADAPTIVE_FIRST = (16,)
 ADAPTIVE_THEN = (32, 48, 60)
 ADAPTIVE_CONFIDENT = (0.9, 0.95, 0.98)
@@ -67,8 +76,11 @@ ADAPTIVE_CONFIDENT = (0.9, 0.95, 0.98)
 class Captured:
     """One question's final-stage inputs at the maximum depth."""
 
+    bank: str
     evidence_ids: list[str]
     head: list[FusedCandidate]
+    prerank: dict[str, float] | None
+    window: dict[str, float] | None
     scores: dict[str, float]
     evidence: dict[str, Evidence]
     scoring: dict[str, Any]
@@ -78,19 +90,27 @@ class Captured:
     reranker: str
 
 
-def replay(q: Captured, depth: int) -> list[str | None]:
-    """The ranked ``dia_id``s had the cross-encoder scored ``depth`` candidates."""
-    scored, rest = rerank_head(q.head, depth, q.scoring.get("prerank"))
-    candidates = scored + rest
+def replay(q: Captured, depth: int, keep: int = 0) -> list[str | None]:
+    """The ranked ``dia_id``s had the cross-encoder scored ``depth`` candidates after the
+    first ``keep`` (none for a question that names a period, as in the engine)."""
+    keep = kept_places(
+        keep,
+        prerank=q.prerank,
+        window=q.scoring["window"],
+        cross_encoder=q.reranker != "passthrough",
+    )
+    kept, scored, rest = rerank_head(q.head, depth, q.prerank, q.window, keep)
+    candidates = kept + scored + rest
     outcome = RerankOutcome(scores=[q.scores[c.id] for c in scored], reranker=q.reranker)
-    ranked = rank_final(candidates, outcome, [q.evidence[c.id] for c in candidates], **q.scoring)
+    scoring = {**q.scoring, "kept": len(kept)}
+    ranked = rank_final(candidates, outcome, [q.evidence[c.id] for c in candidates], **scoring)
     return [q.dia[r.candidate.id] for r in ranked]
 
 
 def oracle_at_10(q: Captured, depth: int, order: list[str | None] | None = None) -> float:
-    """Recall@10 had a perfect reranker scored the same ``depth`` candidates: evidence first,
-    then the rest of them, then the unscored tail in the order the engine gives it.
-    ``order`` is ``replay(q, depth)`` when the caller already has it."""
+    """Recall@10 had a perfect reranker scored the same ``depth`` candidates (nothing kept):
+    evidence first, then the rest of them, then the unscored tail in the order the engine
+    gives it. ``order`` is ``replay(q, depth)`` when the caller already has it."""
     if order is None:
         order = replay(q, depth)
     n = min(depth, len(q.head))  # rank_final puts every scored candidate first
@@ -103,10 +123,14 @@ def capture(engine: MemoryEngine, bank: str, question: Any) -> Captured:
     seen: dict[str, Any] = {}
 
     def head_spy(
-        head: Sequence[FusedCandidate], depth: int, prerank: dict[str, float] | None = None
+        head: Sequence[FusedCandidate],
+        depth: int,
+        prerank: dict[str, float] | None = None,
+        window: dict[str, float] | None = None,
+        keep: int = 0,
     ) -> Any:
-        seen["head"] = list(head)
-        return rerank_head(head, depth, prerank)
+        seen.update(head=list(head), prerank=prerank, window=window)
+        return rerank_head(head, depth, prerank, window, keep)
 
     def final_spy(
         candidates: Sequence[FusedCandidate],
@@ -133,7 +157,7 @@ def capture(engine: MemoryEngine, bank: str, question: Any) -> Captured:
     outcome: RerankOutcome = seen["outcome"]
     candidates: list[FusedCandidate] = seen["candidates"]
     ids = [c.id for c in seen["head"]]
-    # The dia_id of every head member, not only of the memories returned.
+    # The dia_id of every candidate, not only of the memories returned.
     with engine._pool.connection() as conn:
         dia = dict(
             conn.execute(
@@ -143,12 +167,16 @@ def capture(engine: MemoryEngine, bank: str, question: Any) -> Captured:
             ).fetchall()
         )
     assert result.trace is not None
+    scoring = {k: v for k, v in seen["scoring"].items() if k != "kept"}
     return Captured(
+        bank=bank,
         evidence_ids=list(question.evidence),
         head=seen["head"],
+        prerank=seen["prerank"],
+        window=seen["window"],
         scores={c.id: s for c, s in zip(candidates, outcome.scores, strict=False)},
         evidence={c.id: e for c, e in zip(candidates, seen["evidence"], strict=True)},
-        scoring=seen["scoring"],
+        scoring=scoring,
         dia={i: dia.get(i) for i in ids},
         engine_order=[m.metadata.get("dia_id") for m in result.memories],
         rerank_seconds=result.trace.stages.get("rerank", 0.0),
@@ -159,7 +187,7 @@ def capture(engine: MemoryEngine, bank: str, question: Any) -> Captured:
 def adaptive_depth(q: Captured, first: int, then: int, confident: float) -> int:
     """How many pairs the adaptive rule scores: ``then`` when none of the first ``first``
     scored ``confident`` or more, else ``first``."""
-    scored, _ = rerank_head(q.head, first, q.scoring.get("prerank"))
+    _, scored, _ = rerank_head(q.head, first, q.prerank, q.window)
     best = max((q.scores[c.id] for c in scored), default=0.0)
     return first if best >= confident else then
 
@@ -187,27 +215,36 @@ def adaptive_table(questions: Sequence[Captured], max_depth: int) -> str:
     return "\n".join(lines)
 
 
-def table(questions: Sequence[Captured], depths: Sequence[int], per_pair_ms: float) -> str:
-    lines = [
-        "| depth | R@5 | R@10 | R@20 | R@50 | oracle R@10 | rerank ms (est.) |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
+def _recalls(questions: Sequence[Captured], ranked: Sequence[list[str | None]]) -> list[float]:
+    return [
+        statistics.mean(
+            recall_at_k(q.evidence_ids, r, k) for q, r in zip(questions, ranked, strict=True)
+        )
+        for k in KS
     ]
-    for d in depths:
-        ranked = [replay(q, d) for q in questions]
-        cells = [
-            statistics.mean(
-                recall_at_k(q.evidence_ids, r, k) for q, r in zip(questions, ranked, strict=True)
+
+
+def table(halves: Sequence[Sequence[Captured]], max_depth: int, per_pair_ms: float) -> str:
+    """Recall@k of every (keep, depth) that fits ``max_depth``, for each half."""
+    header = " | ".join(f"{half} R@{k}" for half in ("choose", "confirm") for k in KS)
+    lines = [
+        f"| keep | depth | {header} | oracle R@10 | rerank ms (est.) |",
+        "|---:|---:|" + "---:|" * (2 * len(KS) + 2),
+    ]
+    for keep in KEEPS:
+        for d in (d for d in DEPTHS if keep + d <= max_depth):
+            cells: list[float] = []
+            for half in halves:
+                cells += _recalls(half, [replay(q, d, keep) for q in half])
+            every = [q for half in halves for q in half]
+            oracle = (
+                f"{statistics.mean(oracle_at_10(q, d) for q in every):.3f}" if keep == 0 else ""
             )
-            for k in KS
-        ]
-        oracle = statistics.mean(
-            oracle_at_10(q, d, r) for q, r in zip(questions, ranked, strict=True)
-        )
-        lines.append(
-            f"| {d} | "
-            + " | ".join(f"{v:.3f}" for v in cells)
-            + f" | {oracle:.3f} | {d * per_pair_ms:.0f} |"
-        )
+            lines.append(
+                f"| {keep} | {d} | "
+                + " | ".join(f"{v:.3f}" for v in cells)
+                + f" | {oracle} | {d * per_pair_ms:.0f} |"
+            )
     return "\n".join(lines)
 
 
@@ -219,8 +256,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=os.environ.get(LOCOMO_VARIABLE),
         help=f"LoCoMo folder (default: ${LOCOMO_VARIABLE})",
     )
+    parser.add_argument(
+        "--choose",
+        nargs="+",
+        metavar="BANK",
+        help=f"the conversations defaults are chosen on (default: the first {CHOOSE_DEFAULT})",
+    )
     parser.add_argument("--limit", type=int, help="questions per conversation")
-    parser.add_argument("--max-depth", type=int, default=max(DEPTHS))
+    parser.add_argument("--max-depth", type=int, default=32)
     parser.add_argument("--out", type=Path, help="also write the Markdown table here")
     parser.add_argument(
         "--late-interaction",
@@ -236,9 +279,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
     dataset = load_dataset(args.dataset)
+    names = [b.bank for b in dataset.banks]
+    choose = set(args.choose or names[:CHOOSE_DEFAULT])
     settings = Settings(
         reranker_provider="onnx",
         reranker_depth_mid=args.max_depth,
+        reranker_keep=0,
         reranker_timeout=3600,
         late_interaction=args.late_interaction == "on",
     )
@@ -257,15 +303,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if mismatched:
         raise SystemExit(f"replay differs from the engine on {mismatched} questions")
     per_pair = statistics.median(q.rerank_seconds / len(q.scores) for q in captured if q.scores)
-    depths = [d for d in DEPTHS if d <= args.max_depth]
+    halves = [
+        [q for q in captured if (q.bank.removeprefix(EVAL_BANK_PREFIX) in choose) == half]
+        for half in (True, False)
+    ]
     command = " ".join([".venv/bin/python benchmarks/depth_replay.py", *(argv or sys.argv[1:])])
     report = (
         f"`{command}`\n\n"
-        f"{len(captured)} non-adversarial questions; replay at depth {args.max_depth} "
-        f"matches the engine on all of them; cross-encoder {per_pair * 1000:.1f} ms per "
-        f"pair (median)\n\n" + table(captured, depths, per_pair * 1000) + "\n\n"
-        "Adaptive depth (score `first` pairs; score up to `then` only when the best "
-        "normalised score so far is below `go on below`):\n\n"
+        f"{len(captured)} non-adversarial questions ({len(halves[0])} of "
+        f"{', '.join(sorted(choose))}, the conversations chosen on; {len(halves[1])} of the "
+        f"others); replay at depth {args.max_depth} matches the engine on all of them; "
+        f"cross-encoder {per_pair * 1000:.1f} ms per pair (median). *keep* candidates of "
+        "the late-interaction order keep their places, the next *depth* are scored.\n\n"
+        + table(halves, args.max_depth, per_pair * 1000)
+        + "\n\nAdaptive depth, nothing kept (score `first` pairs; score up to `then` only "
+        "when the best normalised score so far is below `go on below`), both halves:\n\n"
         + adaptive_table(captured, args.max_depth)
     )
     print(report)

@@ -288,6 +288,11 @@ class RecalledMemory(MemoryFields):
     scores: Scores
     source_ranks: dict[str, int] = Field(default_factory=dict)
     tokens: int = 0
+    kept: bool = Field(
+        default=False,
+        description="Among late interaction's best candidates, which keep their places above "
+        "the cross-encoder's (HINDSIGHT_API_RERANKER_KEEP).",
+    )
 
 
 class RecalledChunk(BaseModel):
@@ -320,6 +325,7 @@ class RecallTrace(BaseModel):
     recall_budget: int
     reranker: str
     reranked: int = 0
+    kept: int = 0
     late_interaction: int = 0
     reranker_timed_out: bool = False
     reranker_failed: list[str] = Field(default_factory=list)

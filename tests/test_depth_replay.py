@@ -23,8 +23,11 @@ def _question() -> Captured:
         FusedCandidate("d", 0.01, {"semantic": 4}),
     ]
     return Captured(
+        bank="eval-conv",
         evidence_ids=["D4", "D3"],
         head=head,
+        prerank=None,
+        window=None,
         scores={"a": 0.1, "b": 0.2, "c": 0.7, "d": 0.9},
         evidence={c.id: Evidence(date=None) for c in head},
         scoring={
@@ -78,7 +81,19 @@ def test_with_late_interaction_the_replayed_head_follows_its_scores() -> None:
     q = _question()
     # MaxSim puts c and d first: at depth 2 the cross-encoder scores those two, and the
     # unscored tail keeps the MaxSim order (b before a), not the fused one.
-    q = replace(q, scoring={**q.scoring, "prerank": {"a": 0.1, "b": 0.2, "c": 0.9, "d": 0.8}})
+    q = replace(q, prerank={"a": 0.1, "b": 0.2, "c": 0.9, "d": 0.8})
     assert replay(q, 2) == ["D4", "D3", "D2", "D1"]
     assert recall_at_k(q.evidence_ids, replay(q, 2), 2) == 1.0
     assert replay(q, 1)[:1] == ["D3"]  # only c is scored: MaxSim's best
+
+
+def test_a_replay_that_keeps_candidates_scores_the_ones_after_them() -> None:
+    # MaxSim's order: a, b, c, d; the cross-encoder likes d best, then c, then b.
+    q = replace(_question(), prerank={"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.6})
+    q = replace(q, scoring={**q.scoring, "prerank": q.prerank})
+    # keeping one: a stays first, then b, c and d in the cross-encoder's order
+    assert replay(q, 3, keep=1) == ["D1", "D4", "D3", "D2"]
+    # keeping two and scoring one: a and b stay, c is scored, d is the unscored tail
+    assert replay(q, 1, keep=2) == ["D1", "D2", "D3", "D4"]
+    # nothing kept: the cross-encoder's order from the top
+    assert replay(q, 4) == ["D4", "D3", "D2", "D1"]

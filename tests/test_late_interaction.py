@@ -14,6 +14,7 @@ import psycopg
 import pytest
 
 from hindsight_tools import AsyncMemoryEngine, InvalidRequestError, MemoryEngine, Settings
+from hindsight_tools.cli.format import format_result
 from hindsight_tools.encoders.late_interaction import (
     DOCUMENT_MAX_TOKENS,
     ENCODE_ON_RECALL_LIMIT,
@@ -122,7 +123,7 @@ def cand(cid: str, rank: int) -> FusedCandidate:
 def test_the_head_and_the_tail_follow_the_late_interaction_order() -> None:
     fused = [cand(c, i + 1) for i, c in enumerate("abcde")]
     prerank = {"a": 0.2, "b": 0.9, "c": 0.5, "d": 0.5, "e": 0.1}
-    head, rest = rerank_head(fused, 2, prerank)
+    _, head, rest = rerank_head(fused, 2, prerank)
     assert [c.id for c in head] == ["b", "c"]
     assert [c.id for c in rest] == ["d", "a", "e"]  # c before d: fused order breaks the tie
 
@@ -130,7 +131,7 @@ def test_the_head_and_the_tail_follow_the_late_interaction_order() -> None:
 def test_without_a_cross_encoder_the_late_interaction_score_is_the_relevance() -> None:
     fused = [cand(c, i + 1) for i, c in enumerate("abc")]
     prerank = {"a": 0.3, "b": 0.8, "c": 0.35}
-    ordered, _ = rerank_head(fused, 3, prerank)
+    _, ordered, _ = rerank_head(fused, 3, prerank)
     ranked = rank_final(
         ordered,
         RerankOutcome(scores=passthrough_scores(3), reranker="passthrough"),
@@ -297,3 +298,48 @@ def test_the_backfill_refuses_a_bad_batch_and_runs_on_the_async_engine(
 
     assert asyncio.run(fill()) == len(MEMORIES)
     assert None not in stored(db, bank).values()
+
+
+LIVES = [
+    {"id": f"m{i}", "text": text}
+    for i, text in enumerate(
+        [
+            "Melanie plays the violin in a string quartet.",
+            "Melanie bought a new violin bow in March.",
+            "Caroline plays the cello on Sundays.",
+            "Melanie's violin teacher moved to Berlin.",
+            "Jon practises the piano every evening.",
+            "Melanie performed a violin solo at the town hall.",
+            "Gina sings in the church choir.",
+            "Melanie tuned her violin before the concert.",
+            "Caroline listens to violin concertos while painting.",
+            "Melanie lent her old violin to her niece.",
+            "Jon fixed the violin case's broken latch for Melanie.",
+            "Melanie started teaching violin to children.",
+        ]
+    )
+]
+
+
+def test_the_cross_encoder_scores_the_candidates_after_the_kept_ones(
+    settings: Settings, bank: str
+) -> None:
+    question = "What does Melanie do with her violin?"
+    keeping = settings.model_copy(update={"reranker_provider": "onnx", "reranker_keep": 2})
+    with MemoryEngine(settings=keeping) as engine:
+        engine.retain(bank, LIVES)
+        result = engine.recall(bank, question, budget="mid", trace=True)
+    assert result.trace is not None
+    assert (result.trace.kept, result.trace.reranked) == (2, 6)
+    first = result.memories
+    assert [m.kept for m in first] == [True, True] + [False] * (len(first) - 2)
+    assert [m.scores.cross_encoder is None for m in first[:8]] == [True] * 2 + [False] * 6
+    assert all(m.scores.cross_encoder is None for m in first[8:])
+    # the kept two are late interaction's two best
+    best = sorted(first, key=lambda m: -(m.scores.late_interaction or 0.0))[:2]
+    assert {m.id for m in first[:2]} == {m.id for m in best}
+    assert "kept by late interaction" in format_result(result, explain=True)
+    with MemoryEngine(settings=keeping.model_copy(update={"reranker_keep": 0})) as engine:
+        scored = engine.recall(bank, question, budget="mid").memories
+    assert not any(m.kept for m in scored)
+    assert all(m.scores.cross_encoder is not None for m in scored[:6])

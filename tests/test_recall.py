@@ -123,7 +123,10 @@ def test_trace_reports_arms_budget_and_reranker(engine: MemoryEngine, life: str)
     assert trace is not None
     # auto picks the packaged ONNX cross-encoder (no local sentence-transformers one here)
     assert trace.recall_budget == 100 and trace.reranker == "onnx"
-    assert trace.reranked == len(trace_result.memories) and not trace.reranker_timed_out
+    # a bank of five memories: every candidate is among the eight late interaction keeps
+    assert (trace.kept, trace.reranked) == (len(trace_result.memories), 0)
+    assert trace.kept >= 2 and all(m.kept for m in trace_result.memories)
+    assert not trace.reranker_timed_out
     assert trace.arms["semantic"].candidates >= 1
     assert {"embed", "arms", "rerank", "total"} <= set(trace.stages)
     assert engine.recall(life, "cat").trace is None

@@ -343,6 +343,7 @@ def test_a_failing_remote_reranker_degrades_the_recall(
             "reranker_provider": "cohere,onnx",
             "reranker_cohere_api_key": SecretStr("k"),
             "reranker_cohere_base_url": url,
+            "reranker_keep": 0,  # the one memory goes to the cross-encoders, not kept above them
         }
     )
     with MemoryEngine(settings=failover) as engine:
@@ -360,7 +361,9 @@ def test_a_failing_remote_reranker_degrades_the_recall(
 
 def test_a_slow_cross_encoder_cannot_hold_a_recall_past_the_timeout(settings: Settings) -> None:
     slow = Spy(lambda q, d: -float(len(d)), name="slow", batch_size=1, delay=0.3)
-    quick = settings.model_copy(update={"reranker_timeout": 0.5, "reranker_depth_mid": 10})
+    quick = settings.model_copy(
+        update={"reranker_timeout": 0.5, "reranker_depth_mid": 10, "reranker_keep": 0}
+    )
     passthrough = settings.model_copy(update={"reranker_provider": "passthrough"})
     bank = "slow-reranker-bank"
     items = [{"id": f"m{i}", "text": f"hiking trip number {i} in the Alps"} for i in range(8)]

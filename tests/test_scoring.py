@@ -10,6 +10,7 @@ from hindsight_tools.query.time_window import TimeWindow
 from hindsight_tools.recall.fusion import FusedCandidate
 from hindsight_tools.recall.prerank import (
     candidate_order,
+    kept_places,
     passthrough_relevance,
     rank_final,
     rerank_head,
@@ -282,11 +283,11 @@ def test_without_late_interaction_the_head_follows_the_best_direct_rank() -> Non
     ]
     # semantic's #1, then semantic's #2, then BM25's #3; "graph-1", the #1 of two arms, is
     # the only candidate two arms agree on and takes the head's last seat from BM25's #3
-    head, rest = rerank_head(fused, 3)
+    _, head, rest = rerank_head(fused, 3)
     assert [c.id for c in head] == ["sem-1", "both", "graph-1"]
     assert [c.id for c in rest] == ["bm-3", "sem-5"]
     assert [c.id for c in candidate_order(fused)] == ["sem-1", "both", "bm-3", "sem-5", "graph-1"]
-    everything, nothing = rerank_head(fused, 10)
+    _, everything, nothing = rerank_head(fused, 10)
     assert {c.id for c in everything} == {c.id for c in fused} and nothing == []
 
 
@@ -298,15 +299,15 @@ def test_the_arms_agreement_survives_the_head_selection() -> None:
         *(FusedCandidate(f"m{i}", 0.03 - i / 1000, {"semantic": i + 2}) for i in range(8)),
     ]
     prerank = {"agreed": 0.2, **{f"m{i}": 0.9 - i / 100 for i in range(8)}}
-    head, rest = rerank_head(fused, 4, prerank)
+    _, head, rest = rerank_head(fused, 4, prerank)
     assert [c.id for c in head] == ["m0", "m1", "m2", "agreed"]
     assert [c.id for c in rest] == [f"m{i}" for i in range(3, 8)]
     # one arm alone is no agreement
     alone = [FusedCandidate("one-arm", 0.05, {"bm25": 1}), *fused[1:]]
-    head, _ = rerank_head(alone, 4, {**prerank, "one-arm": 0.2})
+    _, head, _ = rerank_head(alone, 4, {**prerank, "one-arm": 0.2})
     assert [c.id for c in head] == ["m0", "m1", "m2", "m3"]
     # nor does a seat go to a second agreed candidate when one is in the head already
-    head, _ = rerank_head(fused, 4, {**prerank, "agreed": 0.95})
+    _, head, _ = rerank_head(fused, 4, {**prerank, "agreed": 0.95})
     assert [c.id for c in head] == ["agreed", "m0", "m1", "m2"]
 
 
@@ -314,7 +315,7 @@ def test_the_window_weight_reorders_the_head() -> None:
     fused = [FusedCandidate(f"m{i}", 0.03 - i / 1000, {"semantic": i + 1}) for i in range(6)]
     prerank = {f"m{i}": 0.9 - i / 100 for i in range(6)}
     window = {"m0": 0.2, "m1": 0.2, "m4": 1.0, "m5": 1.0, "m2": 0.2, "m3": 0.2}
-    head, rest = rerank_head(fused, 2, prerank, {k: v for k, v in window.items()})
+    _, head, rest = rerank_head(fused, 2, prerank, {k: v for k, v in window.items()})
     assert [c.id for c in head] == ["m4", "m5"]
     assert [c.id for c in rest] == ["m0", "m1", "m2", "m3"]
 
@@ -340,3 +341,79 @@ def test_a_period_the_memory_names_counts_for_its_share_inside_the_window() -> N
     assert temporal_signal(Evidence(datetime(2023, 6, 2, tzinfo=UTC), named=july), JUNE) == 1.0
     since = TimeWindow(datetime(2023, 6, 1, tzinfo=UTC), None)
     assert temporal_signal(Evidence(datetime(2020, 1, 1, tzinfo=UTC), named=since), JUNE) == 0.0
+
+
+def _by_late_interaction(n: int) -> tuple[list[FusedCandidate], dict[str, float]]:
+    """``n`` candidates that late interaction orders m0, m1, …, against their fused order."""
+    fused = [FusedCandidate(f"m{i}", 0.01 + i / 1000, {"semantic": n - i}) for i in range(n)]
+    return fused, {f"m{i}": 0.9 - i / 100 for i in range(n)}
+
+
+def test_the_first_candidates_keep_their_places_and_the_cross_encoder_reads_the_next() -> None:
+    fused, prerank = _by_late_interaction(8)
+    kept, scored, rest = rerank_head(fused, 3, prerank, keep=2)
+    assert [c.id for c in kept] == ["m0", "m1"]
+    assert [c.id for c in scored] == ["m2", "m3", "m4"]
+    assert [c.id for c in rest] == ["m5", "m6", "m7"]
+    ranked = rank_final(
+        kept + scored + rest,
+        RerankOutcome([0.1, 0.2, 0.95], "onnx"),
+        [Evidence(NOW)] * 8,
+        now=NOW,
+        window=None,
+        weights=WEIGHTS,
+        prerank=prerank,
+        kept=2,
+    )
+    # the cross-encoder's favourite comes next after the kept two, however high it scored
+    assert [r.candidate.id for r in ranked] == ["m0", "m1", "m4", "m3", "m2", "m5", "m6", "m7"]
+    assert [r.kept for r in ranked] == [True, True] + [False] * 6
+    assert [r.cross_encoder for r in ranked[:5]] == [None, None, 0.95, 0.2, 0.1]
+    finals = [r.final for r in ranked]
+    assert finals == sorted(finals, reverse=True) and len(set(finals)) == 8
+
+
+def test_keeping_more_than_there_are_scores_nothing_and_keeps_the_order() -> None:
+    fused, prerank = _by_late_interaction(3)
+    kept, scored, rest = rerank_head(fused, 6, prerank, keep=8)
+    assert [c.id for c in kept] == ["m0", "m1", "m2"] and scored == [] and rest == []
+
+
+def test_a_deadline_inside_the_scored_band_leaves_the_rest_of_it_in_order() -> None:
+    fused, prerank = _by_late_interaction(6)
+    kept, scored, rest = rerank_head(fused, 3, prerank, keep=1)
+    ranked = rank_final(
+        kept + scored + rest,
+        RerankOutcome([0.1, 0.9], "onnx", timed_out=True),  # m1 and m2 scored, m3 not
+        [Evidence(NOW)] * 6,
+        now=NOW,
+        window=None,
+        weights=WEIGHTS,
+        prerank=prerank,
+        kept=1,
+    )
+    assert [r.candidate.id for r in ranked] == ["m0", "m2", "m1", "m3", "m4", "m5"]
+    finals = [r.final for r in ranked]
+    assert finals == sorted(finals, reverse=True)
+
+
+def test_the_agreement_seat_goes_to_the_scored_band_not_the_kept_one() -> None:
+    fused, prerank = _by_late_interaction(8)
+    agreed_late = FusedCandidate("agreed", 0.05, {"temporal": 1, "semantic": 1, "bm25": 1})
+    kept, scored, rest = rerank_head([*fused, agreed_late], 3, {**prerank, "agreed": 0.1}, keep=2)
+    assert [c.id for c in kept] == ["m0", "m1"]
+    assert [c.id for c in scored] == ["m2", "m3", "agreed"]
+    assert [c.id for c in rest] == ["m4", "m5", "m6", "m7"]
+    # agreed among the kept: no seat is needed
+    kept, scored, _ = rerank_head([*fused, agreed_late], 3, {**prerank, "agreed": 0.95}, keep=2)
+    assert [c.id for c in kept] == ["agreed", "m0"] and [c.id for c in scored] == ["m1", "m2", "m3"]
+
+
+def test_nothing_is_kept_without_maxsim_or_a_cross_encoder_or_when_a_period_is_named() -> None:
+    prerank = {"m0": 0.9}
+    summer = TimeWindow(datetime(2023, 6, 1, tzinfo=UTC), datetime(2023, 8, 31, tzinfo=UTC))
+    assert kept_places(8, prerank=prerank, window=None, cross_encoder=True) == 8
+    assert kept_places(8, prerank=None, window=None, cross_encoder=True) == 0
+    assert kept_places(8, prerank=prerank, window=None, cross_encoder=False) == 0
+    assert kept_places(8, prerank=prerank, window=summer, cross_encoder=True) == 0
+    assert kept_places(0, prerank=prerank, window=None, cross_encoder=True) == 0

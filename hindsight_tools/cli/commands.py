@@ -352,7 +352,8 @@ def _evaluate(args: argparse.Namespace) -> None:
     print(
         f"arms: {', '.join(settings.recall_arms)}; keyword backend: "
         f"{settings.text_search_extension}; budget: {args.budget}; reranker: "
-        f"{engine.reranker_name} (depth {rerank_depth(args.budget, settings)}); late "
+        f"{engine.reranker_name} (depth {rerank_depth(args.budget, settings)}, keep "
+        f"{settings.reranker_keep}); late "
         f"interaction: {'on' if engine.late_interaction else 'off'}"
     )
     print(format_report(report))

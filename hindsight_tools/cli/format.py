@@ -26,7 +26,10 @@ def format_result(result: RecallResult, *, explain: bool = False) -> str:
         if explain:
             ranks = "  ".join(f"{arm}#{memory.source_ranks.get(arm, '-')}" for arm in arms)
             ce = memory.scores.cross_encoder
-            rerank = "not reranked" if ce is None else f"cross-encoder {ce:.3f}"
+            if memory.kept:
+                rerank = "kept by late interaction"
+            else:
+                rerank = "not reranked" if ce is None else f"cross-encoder {ce:.3f}"
             late = memory.scores.late_interaction
             maxsim = "" if late is None else f"  maxsim {late:.3f}"
             lines.append(f"     rrf {memory.scores.rrf or 0:.4f}{maxsim}  {rerank}  {ranks}")

@@ -36,7 +36,7 @@ from hindsight_tools.recall.hydrate import (
 )
 from hindsight_tools.recall.packing import fill_chunks, fill_token_budget
 from hindsight_tools.recall.periods import named_periods
-from hindsight_tools.recall.prerank import RankedCandidate, rank_final, rerank_head
+from hindsight_tools.recall.prerank import RankedCandidate, kept_places, rank_final, rerank_head
 from hindsight_tools.recall.rerank.base import RerankChain, RerankOutcome, rerank_document
 from hindsight_tools.recall.scoring import (
     Evidence,
@@ -217,7 +217,13 @@ def recall_program(
             )
             for c in head
         }
-    to_score, rest = rerank_head(head, depth, prerank, in_window)
+    keep = kept_places(
+        settings.reranker_keep,
+        prerank=prerank,
+        window=ranking_window,
+        cross_encoder=not chain.is_passthrough,
+    )
+    leading, to_score, rest = rerank_head(head, depth, prerank, in_window, keep)
     documents = [
         rerank_document(rows[c.id].text, rows[c.id].context, rows[c.id].occurred_start)
         for c in to_score
@@ -228,7 +234,7 @@ def recall_program(
     stages["rerank"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
-    candidates = to_score + rest
+    candidates = leading + to_score + rest
     scored = rank_final(
         candidates,
         outcome,
@@ -237,6 +243,7 @@ def recall_program(
         window=ranking_window,
         weights=weights,
         prerank=prerank,
+        kept=len(leading),
     )
     stages["scoring"] = time.perf_counter() - mark
 
@@ -290,6 +297,7 @@ def recall_program(
             recall_budget=budget,
             reranker=outcome.reranker,
             reranked=len(outcome.scores),
+            kept=len(leading),
             late_interaction=0 if prerank is None else len(prerank),
             reranker_timed_out=outcome.timed_out,
             reranker_failed=list(outcome.failed),
@@ -354,4 +362,5 @@ def _memory(
         scores=scores,
         source_ranks={str(arm): rank for arm, rank in candidate.source_ranks.items()},
         tokens=tokens,
+        kept=ranked.kept,
     )

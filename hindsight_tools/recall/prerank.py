@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import NamedTuple
 
 from hindsight_tools.query.time_window import TimeWindow
 from hindsight_tools.recall.fusion import FusedCandidate
@@ -21,6 +22,8 @@ from hindsight_tools.recall.scoring import (
     ScoringWeights,
     combined_scores,
     relevance_scale,
+    temporal_signal,
+    window_weight,
 )
 
 # The unscored tail sits just under the lowest scored candidate, never level with it.
@@ -81,30 +84,72 @@ def agreed(candidate: FusedCandidate) -> bool:
     return high >= AGREEMENT_ARMS
 
 
+def kept_places(
+    keep: int,
+    *,
+    prerank: Mapping[str, float] | None,
+    window: TimeWindow | None,
+    cross_encoder: bool,
+) -> int:
+    """How many of the candidate order's first candidates keep their places above the
+    cross-encoder's (``keep``, the setting), and when none do.
+
+    None without late interaction's order (the order by direct rank is much weaker) or
+    without a cross-encoder (passthrough scores every candidate alike). None either when the
+    question names a period: the order is then MaxSim × the window's weight, two signals in
+    one product, and the period's memories that match only its time lead it. "What was
+    Priya's favourite dish in summer 2023?" puts her three summer-2023 memories over the
+    undated one about her favourite dish; the cross-encoder, reading the question and each
+    memory, is what puts that one first.
+    """
+    if prerank is None or window is not None or not cross_encoder:
+        return 0
+    return max(keep, 0)
+
+
+class Head(NamedTuple):
+    """A candidate order cut for the cross-encoder: what keeps its place, what it scores,
+    and the unscored rest, each in :func:`candidate_order`."""
+
+    kept: list[FusedCandidate]
+    scored: list[FusedCandidate]
+    rest: list[FusedCandidate]
+
+
 def rerank_head(
     fused: Sequence[FusedCandidate],
     depth: int,
     prerank: Mapping[str, float] | None = None,
     window: Mapping[str, float] | None = None,
-) -> tuple[list[FusedCandidate], list[FusedCandidate]]:
-    """:func:`candidate_order` split into the ``depth`` candidates a cross-encoder scores
-    and the rest, in that order, with one seat kept for the arms' agreement.
+    keep: int = 0,
+) -> Head:
+    """:func:`candidate_order` cut into its first ``keep`` candidates, which keep their
+    places, the next ``depth``, which a cross-encoder scores, and the rest; one seat is kept
+    for the arms' agreement.
+
+    Why keep any: with late interaction, MaxSim's first candidates are seldom wrong, and a
+    cross-encoder that reads them mostly reorders memories the caller gets anyway, and now
+    and then pushes one of them out. Its pairs count for more on the next candidates, at the
+    edge of what a caller reads: there it decides which ones come in
+    (docs/decisions/2026-12-05-cross-encoder-reads-the-edge.md).
 
     When the best candidate that several arms rank high (:func:`agreed`) would fall outside
-    the head, it takes the head's last seat: a memory that the temporal, semantic and BM25
-    arms all put first reaches the cross-encoder however MaxSim ranks it. In the replay of
-    :func:`candidate_order` this moved recall@10 from 0.763 to 0.772 on the conversations it
-    was chosen on and from 0.741 to 0.742 on the others, with the window at full weight.
+    both, it takes the scored band's last seat: a memory that the temporal, semantic and
+    BM25 arms all put first reaches the cross-encoder however MaxSim ranks it. In the replay
+    of :func:`candidate_order` this moved recall@10 from 0.763 to 0.772 on the conversations
+    it was chosen on and from 0.741 to 0.742 on the others, with the window at full weight
+    and nothing kept.
     """
     ordered = candidate_order(fused, prerank, window)
-    head, rest = ordered[:depth], ordered[depth:]
-    if depth >= 2 and not any(agreed(c) for c in head):
+    keep = max(keep, 0)
+    kept, scored, rest = ordered[:keep], ordered[keep : keep + depth], ordered[keep + depth :]
+    if depth >= 2 and not any(agreed(c) for c in kept + scored):
         seat = next((c for c in rest if agreed(c)), None)
         if seat is not None:
-            head = [*head[:-1], seat]
-            seated = {c.id for c in head}
+            scored = [*scored[:-1], seat]
+            seated = {c.id for c in kept + scored}
             rest = [c for c in ordered if c.id not in seated]
-    return head, rest
+    return Head(kept, scored, rest)
 
 
 def spread_relevance(values: Sequence[float]) -> list[float]:
@@ -139,6 +184,7 @@ class RankedCandidate:
     candidate: FusedCandidate
     final: float
     cross_encoder: float | None
+    kept: bool = False
 
 
 def rank_final(
@@ -150,31 +196,83 @@ def rank_final(
     window: TimeWindow | None,
     weights: ScoringWeights,
     prerank: Mapping[str, float] | None = None,
+    kept: int = 0,
 ) -> list[RankedCandidate]:
-    """Best first. The first ``len(outcome.scores)`` candidates are boosted and sorted;
-    candidates the reranker didn't reach (depth or deadline) follow in the order given.
-    Without a cross-encoder, relevance is the late-interaction score when there is one
-    (spread onto [0.1, 1]), else :func:`passthrough_relevance`."""
+    """Best first, in three bands: the first ``kept`` candidates (:func:`rerank_head`'s
+    ``kept``) in the order given, each scored by what put it there (MaxSim × the window's
+    weight); then the next ``len(outcome.scores)``, boosted and sorted by the reranker's
+    relevance; then the candidates the reranker didn't reach (depth or deadline), in the
+    order given. Each band's final scores sit under the band above. Without a
+    cross-encoder, relevance is the late-interaction score when there is one (spread onto
+    [0.1, 1]), else :func:`passthrough_relevance`.
+
+    The kept band is not re-sorted by boosted relevance: spread over a few near-equal MaxSim
+    scores, relevance would stretch hundredths into the whole [0.1, 1] range and outweigh
+    the window, putting an undated memory over the asked period's own."""
     n = len(outcome.scores)
     passthrough = outcome.reranker == PassthroughReranker.name
-    if passthrough and prerank is not None:
-        floor = min(prerank.values(), default=0.0)
-        relevance = spread_relevance([prerank.get(c.id, floor) for c in head[:n]])
-    elif passthrough:
-        relevance = passthrough_relevance(head[:n])
+
+    def boost(relevance: Sequence[float], evidence: Sequence[Evidence]) -> list[float]:
+        scores = combined_scores(relevance, evidence, now=now, window=window, weights=weights)
+        return [s.final for s in scores]
+
+    first = [
+        RankedCandidate(c, _order_key(c, e, prerank, window, weights), None, kept=True)
+        for c, e in zip(head[:kept], evidence[:kept], strict=True)
+    ]
+    reached = head[kept : kept + n]
+    if passthrough:
+        relevance = _late_relevance(reached, prerank)
     else:
         relevance = relevance_scale(outcome.scores)
-    boosted = combined_scores(relevance, evidence[:n], now=now, window=window, weights=weights)
-    scored = sorted(
-        (
-            RankedCandidate(c, b.final, None if passthrough else ce)
-            for c, b, ce in zip(head[:n], boosted, outcome.scores, strict=True)
-        ),
-        key=lambda r: -r.final,
-    )
-    tail = list(head[n:])  # in candidate_order, as it came
-    ceiling = scored[-1].final * _TAIL_GAP if scored else 1.0
-    return scored + [
+    second = [
+        RankedCandidate(c, final, None if passthrough else ce)
+        for c, final, ce in zip(
+            reached, boost(relevance, evidence[kept : kept + n]), outcome.scores, strict=True
+        )
+    ]
+    ranked = _under(first, sorted(second, key=lambda r: -r.final))
+    tail = list(head[kept + n :])  # in candidate_order, as it came
+    ceiling = ranked[-1].final * _TAIL_GAP if ranked else 1.0
+    return ranked + [
         RankedCandidate(c, ceiling * p, None)
         for c, p in zip(tail, passthrough_scores(len(tail)), strict=True)
     ]
+
+
+def _late_relevance(
+    candidates: Sequence[FusedCandidate], prerank: Mapping[str, float] | None
+) -> list[float]:
+    """The late-interaction scores of ``candidates`` spread onto [0.1, 1]; without them,
+    :func:`passthrough_relevance`."""
+    if prerank is None:
+        return passthrough_relevance(candidates)
+    floor = min(prerank.values(), default=0.0)
+    return spread_relevance([prerank.get(c.id, floor) for c in candidates])
+
+
+def _order_key(
+    candidate: FusedCandidate,
+    evidence: Evidence,
+    prerank: Mapping[str, float] | None,
+    window: TimeWindow | None,
+    weights: ScoringWeights,
+) -> float:
+    """What :func:`candidate_order` sorted ``candidate`` by: its MaxSim score times the
+    window's weight (1 without a window; :data:`RELEVANCE_FLOOR` without MaxSim)."""
+    late = RELEVANCE_FLOOR if prerank is None else prerank.get(candidate.id, RELEVANCE_FLOOR)
+    if window is None:
+        return late
+    return late * window_weight(weights.temporal_alpha, temporal_signal(evidence, window))
+
+
+def _under(upper: list[RankedCandidate], lower: list[RankedCandidate]) -> list[RankedCandidate]:
+    """``upper`` then ``lower``, both best first, ``lower``'s finals scaled (order kept) to
+    sit under ``upper``'s lowest when they would reach it."""
+    if not upper or not lower:
+        return upper + lower
+    ceiling = upper[-1].final * _TAIL_GAP
+    if lower[0].final <= ceiling:
+        return upper + lower
+    scale = ceiling / lower[0].final
+    return upper + [replace(r, final=r.final * scale) for r in lower]
