@@ -79,8 +79,8 @@ class Captured:
     bank: str
     evidence_ids: list[str]
     head: list[FusedCandidate]
-    prerank: dict[str, float] | None
-    window: dict[str, float] | None
+    window: dict[str, float] | None  # each candidate's window weight (None: no window)
+    cross_encoder: bool  # what the engine told kept_places
     scores: dict[str, float]
     evidence: dict[str, Evidence]
     scoring: dict[str, Any]
@@ -93,13 +93,11 @@ class Captured:
 def replay(q: Captured, depth: int, keep: int = 0) -> list[str | None]:
     """The ranked ``dia_id``s had the cross-encoder scored ``depth`` candidates after the
     first ``keep`` (none for a question that names a period, as in the engine)."""
+    prerank = q.scoring.get("prerank")
     keep = kept_places(
-        keep,
-        prerank=q.prerank,
-        window=q.scoring["window"],
-        cross_encoder=q.reranker != "passthrough",
+        keep, prerank=prerank, window=q.scoring["window"], cross_encoder=q.cross_encoder
     )
-    kept, scored, rest = rerank_head(q.head, depth, q.prerank, q.window, keep)
+    kept, scored, rest = rerank_head(q.head, depth, prerank, q.window, keep)
     candidates = kept + scored + rest
     outcome = RerankOutcome(scores=[q.scores[c.id] for c in scored], reranker=q.reranker)
     scoring = {**q.scoring, "kept": len(kept)}
@@ -122,6 +120,10 @@ def oracle_at_10(q: Captured, depth: int, order: list[str | None] | None = None)
 def capture(engine: MemoryEngine, bank: str, question: Any) -> Captured:
     seen: dict[str, Any] = {}
 
+    def keep_spy(keep: int, **given: Any) -> int:
+        seen["cross_encoder"] = given["cross_encoder"]
+        return kept_places(keep, **given)
+
     def head_spy(
         head: Sequence[FusedCandidate],
         depth: int,
@@ -129,8 +131,9 @@ def capture(engine: MemoryEngine, bank: str, question: Any) -> Captured:
         window: dict[str, float] | None = None,
         keep: int = 0,
     ) -> Any:
-        seen.update(head=list(head), prerank=prerank, window=window)
-        return rerank_head(head, depth, prerank, window, keep)
+        cut = rerank_head(head, depth, prerank, window, keep)
+        seen.update(head=list(head), window=window, scored=cut.scored)
+        return cut
 
     def final_spy(
         candidates: Sequence[FusedCandidate],
@@ -144,6 +147,7 @@ def capture(engine: MemoryEngine, bank: str, question: Any) -> Captured:
         return rank_final(candidates, outcome, evidence, **scoring)
 
     with (
+        mock.patch.object(pipeline, "kept_places", keep_spy),
         mock.patch.object(pipeline, "rerank_head", head_spy),
         mock.patch.object(pipeline, "rank_final", final_spy),
     ):
@@ -156,6 +160,7 @@ def capture(engine: MemoryEngine, bank: str, question: Any) -> Captured:
         )
     outcome: RerankOutcome = seen["outcome"]
     candidates: list[FusedCandidate] = seen["candidates"]
+    scored: list[FusedCandidate] = seen["scored"][: len(outcome.scores)]  # a deadline cuts it
     ids = [c.id for c in seen["head"]]
     # The dia_id of every candidate, not only of the memories returned.
     with engine._pool.connection() as conn:
@@ -172,9 +177,9 @@ def capture(engine: MemoryEngine, bank: str, question: Any) -> Captured:
         bank=bank,
         evidence_ids=list(question.evidence),
         head=seen["head"],
-        prerank=seen["prerank"],
         window=seen["window"],
-        scores={c.id: s for c, s in zip(candidates, outcome.scores, strict=False)},
+        cross_encoder=seen["cross_encoder"],
+        scores={c.id: s for c, s in zip(scored, outcome.scores, strict=True)},
         evidence={c.id: e for c, e in zip(candidates, seen["evidence"], strict=True)},
         scoring=scoring,
         dia={i: dia.get(i) for i in ids},
@@ -187,7 +192,7 @@ def capture(engine: MemoryEngine, bank: str, question: Any) -> Captured:
 def adaptive_depth(q: Captured, first: int, then: int, confident: float) -> int:
     """How many pairs the adaptive rule scores: ``then`` when none of the first ``first``
     scored ``confident`` or more, else ``first``."""
-    _, scored, _ = rerank_head(q.head, first, q.prerank, q.window)
+    _, scored, _ = rerank_head(q.head, first, q.scoring.get("prerank"), q.window)
     best = max((q.scores[c.id] for c in scored), default=0.0)
     return first if best >= confident else then
 
@@ -248,6 +253,29 @@ def table(halves: Sequence[Sequence[Captured]], max_depth: int, per_pair_ms: flo
     return "\n".join(lines)
 
 
+def same_top_ten(
+    asked: Sequence[tuple[Any, Any]], captured: Sequence[Captured], settings: Settings
+) -> str:
+    """The engine itself at the defaults' keep and mid depth, against the replay of the same
+    setting: on how many of these questions the top 10 is the same. A replay scores its
+    pairs in one batch of ``--max-depth``, the engine in one of the depth's, and the int8
+    model's scores move slightly with the pairs batched with them."""
+    keep, depth = Settings().reranker_keep, Settings().reranker_depth_mid
+    defaults = settings.model_copy(update={"reranker_keep": keep, "reranker_depth_mid": depth})
+    with MemoryEngine(settings=defaults) as engine:
+        same = sum(
+            [m.metadata.get("dia_id") for m in engine.recall(
+                EVAL_BANK_PREFIX + b.bank, question.question, query_timestamp=question.query_time,
+                max_tokens=EVAL_MAX_TOKENS,
+            ).memories[:10]] == replay(q, depth, keep)[:10]
+            for (b, question), q in zip(asked, captured, strict=True)
+        )  # fmt: skip
+    return (
+        f"Asked again with keep {keep} and depth {depth}, the engine's top 10 was the "
+        f"replay's on {same} of {len(captured)} questions."
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -263,8 +291,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"the conversations defaults are chosen on (default: the first {CHOOSE_DEFAULT})",
     )
     parser.add_argument("--limit", type=int, help="questions per conversation")
-    parser.add_argument("--max-depth", type=int, default=32)
+    parser.add_argument("--max-depth", type=int, default=max(DEPTHS))
     parser.add_argument("--out", type=Path, help="also write the Markdown table here")
+    parser.add_argument(
+        "--check",
+        type=int,
+        default=100,
+        help="questions asked again with the defaults' keep and mid depth, whose top 10 is "
+        "compared with the replay's (default: 100)",
+    )
     parser.add_argument(
         "--late-interaction",
         choices=["on", "off"],
@@ -303,6 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if mismatched:
         raise SystemExit(f"replay differs from the engine on {mismatched} questions")
     per_pair = statistics.median(q.rerank_seconds / len(q.scores) for q in captured if q.scores)
+    check = same_top_ten(asked[: args.check], captured[: args.check], settings)
     halves = [
         [q for q in captured if (q.bank.removeprefix(EVAL_BANK_PREFIX) in choose) == half]
         for half in (True, False)
@@ -314,7 +350,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{', '.join(sorted(choose))}, the conversations chosen on; {len(halves[1])} of the "
         f"others); replay at depth {args.max_depth} matches the engine on all of them; "
         f"cross-encoder {per_pair * 1000:.1f} ms per pair (median). *keep* candidates of "
-        "the late-interaction order keep their places, the next *depth* are scored.\n\n"
+        "the late-interaction order keep their places, the next *depth* are scored. "
+        f"{check}\n\n"
         + table(halves, args.max_depth, per_pair * 1000)
         + "\n\nAdaptive depth, nothing kept (score `first` pairs; score up to `then` only "
         "when the best normalised score so far is below `go on below`), both halves:\n\n"

@@ -185,16 +185,17 @@ class Settings(BaseSettings):
     # moves in or out of what a caller reads. Replayed on the LoCoMo dev conversations
     # (benchmarks/depth_replay.py), recall@10 at mid was 0.792 / 0.759 scoring the first
     # six (the three conversations chosen on / the other two) and 0.800 / 0.780 keeping
-    # eight and scoring the next six, for the same pairs. A pair costs 9-35 ms on 2 cores
+    # eight and scoring the next six, as many pairs. A pair costs 9-35 ms on 2 cores
     # (the host's load decides). Nothing is kept for a question that names a period
     # (recall/prerank.py, kept_places). With late interaction off the order is much weaker
     # and nothing is kept: the cross-encoder reads from the top, and mid should be 24.
     reranker_keep: int = Field(
         default=8,
         ge=0,
-        description="With late interaction and a cross-encoder, this many of its best "
-        "candidates keep their places above the cross-encoder's, which scores the next ones "
-        "(its depth); none when the question names a period. 0 = it scores from the top.",
+        description="With late interaction and a cross-encoder, the first this many "
+        "candidates of the late-interaction order keep their places, and the cross-encoder "
+        "scores the next ones (its depth); none are kept when the question names a period. "
+        "0 = it scores from the top.",
     )
     reranker_depth_low: int = Field(default=4, ge=0)
     reranker_depth_mid: int = Field(default=6, ge=0)

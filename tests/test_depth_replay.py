@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from benchmarks.depth_replay import Captured, adaptive_depth, oracle_at_10, replay
 from hindsight_tools.evaluation import recall_at_k
+from hindsight_tools.query.time_window import TimeWindow
 from hindsight_tools.recall.fusion import FusedCandidate
 from hindsight_tools.recall.scoring import Evidence, ScoringWeights
 
@@ -26,8 +27,8 @@ def _question() -> Captured:
         bank="eval-conv",
         evidence_ids=["D4", "D3"],
         head=head,
-        prerank=None,
         window=None,
+        cross_encoder=True,
         scores={"a": 0.1, "b": 0.2, "c": 0.7, "d": 0.9},
         evidence={c.id: Evidence(date=None) for c in head},
         scoring={
@@ -81,7 +82,7 @@ def test_with_late_interaction_the_replayed_head_follows_its_scores() -> None:
     q = _question()
     # MaxSim puts c and d first: at depth 2 the cross-encoder scores those two, and the
     # unscored tail keeps the MaxSim order (b before a), not the fused one.
-    q = replace(q, prerank={"a": 0.1, "b": 0.2, "c": 0.9, "d": 0.8})
+    q = replace(q, scoring={**q.scoring, "prerank": {"a": 0.1, "b": 0.2, "c": 0.9, "d": 0.8}})
     assert replay(q, 2) == ["D4", "D3", "D2", "D1"]
     assert recall_at_k(q.evidence_ids, replay(q, 2), 2) == 1.0
     assert replay(q, 1)[:1] == ["D3"]  # only c is scored: MaxSim's best
@@ -89,11 +90,22 @@ def test_with_late_interaction_the_replayed_head_follows_its_scores() -> None:
 
 def test_a_replay_that_keeps_candidates_scores_the_ones_after_them() -> None:
     # MaxSim's order: a, b, c, d; the cross-encoder likes d best, then c, then b.
-    q = replace(_question(), prerank={"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.6})
-    q = replace(q, scoring={**q.scoring, "prerank": q.prerank})
+    maxsim = {"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.6}
+    q = replace(_question(), scoring={**_question().scoring, "prerank": maxsim})
     # keeping one: a stays first, then b, c and d in the cross-encoder's order
     assert replay(q, 3, keep=1) == ["D1", "D4", "D3", "D2"]
-    # keeping two and scoring one: a and b stay, c is scored, d is the unscored tail
-    assert replay(q, 1, keep=2) == ["D1", "D2", "D3", "D4"]
+    # keeping one and scoring two: a stays, c over b, d the unscored tail
+    assert replay(q, 2, keep=1) == ["D1", "D3", "D2", "D4"]
     # nothing kept: the cross-encoder's order from the top
     assert replay(q, 4) == ["D4", "D3", "D2", "D1"]
+
+
+def test_a_replay_keeps_nothing_where_the_engine_keeps_nothing() -> None:
+    maxsim = {"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.6}
+    q = replace(_question(), scoring={**_question().scoring, "prerank": maxsim})
+    summer = TimeWindow(datetime(2023, 6, 1, tzinfo=UTC), datetime(2023, 8, 31, tzinfo=UTC))
+    # a question that names a period: the cross-encoder reads from the top, as with keep 0
+    named = replace(q, scoring={**q.scoring, "window": summer})
+    assert replay(named, 3, keep=1) == replay(named, 3) == ["D3", "D2", "D1", "D4"]
+    # an engine without a cross-encoder keeps nothing either
+    assert replay(replace(q, cross_encoder=False), 3, keep=1) == replay(q, 3)

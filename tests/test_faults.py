@@ -132,7 +132,9 @@ def test_a_reranker_failure_degrades_the_recall_to_passthrough(
     passthrough = settings.model_copy(update={"reranker_provider": "passthrough"})
     with MemoryEngine(engine.database_url, settings=passthrough) as plain:
         expected = [m.id for m in plain.recall(bank, "Where did I go hiking?").memories]
-    with MemoryEngine(engine.database_url, settings=settings, reranker=RaisingReranker()) as eng:
+    # nothing kept above the cross-encoder, or the few memories here would never reach it
+    failing = settings.model_copy(update={"reranker_keep": 0})
+    with MemoryEngine(engine.database_url, settings=failing, reranker=RaisingReranker()) as eng:
         result = eng.recall(bank, "Where did I go hiking?", trace=True)
 
         async def through_the_async_engine() -> list[str]:

@@ -344,8 +344,11 @@ def test_a_period_the_memory_names_counts_for_its_share_inside_the_window() -> N
 
 
 def _by_late_interaction(n: int) -> tuple[list[FusedCandidate], dict[str, float]]:
-    """``n`` candidates that late interaction orders m0, m1, …, against their fused order."""
-    fused = [FusedCandidate(f"m{i}", 0.01 + i / 1000, {"semantic": n - i}) for i in range(n)]
+    """``n`` candidates that late interaction orders m0, m1, …, given in the reverse (fused)
+    order."""
+    fused = [
+        FusedCandidate(f"m{i}", 0.01 + i / 1000, {"semantic": n - i}) for i in reversed(range(n))
+    ]
     return fused, {f"m{i}": 0.9 - i / 100 for i in range(n)}
 
 
@@ -404,8 +407,14 @@ def test_the_agreement_seat_goes_to_the_scored_band_not_the_kept_one() -> None:
     assert [c.id for c in kept] == ["m0", "m1"]
     assert [c.id for c in scored] == ["m2", "m3", "agreed"]
     assert [c.id for c in rest] == ["m4", "m5", "m6", "m7"]
-    # agreed among the kept: no seat is needed
-    kept, scored, _ = rerank_head([*fused, agreed_late], 3, {**prerank, "agreed": 0.95}, keep=2)
+    # agreed among the kept: no seat is needed, not even for another agreed one further down
+    agreed_too = FusedCandidate("agreed-too", 0.05, {"temporal": 2, "semantic": 2})
+    kept, scored, _ = rerank_head(
+        [*fused, agreed_late, agreed_too],
+        3,
+        {**prerank, "agreed": 0.95, "agreed-too": 0.05},
+        keep=2,
+    )
     assert [c.id for c in kept] == ["agreed", "m0"] and [c.id for c in scored] == ["m1", "m2", "m3"]
 
 
@@ -417,3 +426,55 @@ def test_nothing_is_kept_without_maxsim_or_a_cross_encoder_or_when_a_period_is_n
     assert kept_places(8, prerank=prerank, window=None, cross_encoder=False) == 0
     assert kept_places(8, prerank=prerank, window=summer, cross_encoder=True) == 0
     assert kept_places(0, prerank=prerank, window=None, cross_encoder=True) == 0
+
+
+def test_a_cross_encoder_that_fails_over_to_passthrough_leaves_the_kept_band_first() -> None:
+    fused, prerank = _by_late_interaction(6)
+    kept, scored, rest = rerank_head(fused, 3, prerank, keep=2)
+    ranked = rank_final(
+        kept + scored + rest,
+        RerankOutcome(passthrough_scores(3), "passthrough"),
+        [Evidence(NOW)] * 6,
+        now=NOW,
+        window=None,
+        weights=WEIGHTS,
+        prerank=prerank,
+        kept=2,
+    )
+    assert [r.candidate.id for r in ranked] == ["m0", "m1", "m2", "m3", "m4", "m5"]
+    assert all(r.cross_encoder is None for r in ranked)
+    finals = [r.final for r in ranked]
+    assert finals == sorted(finals, reverse=True) and len(set(finals)) == 6
+
+
+def test_the_kept_band_ranks_above_the_scored_one_whatever_its_maxsim() -> None:
+    # MaxSim is a mean of cosines and may be zero or below; the kept band still leads
+    fused = [FusedCandidate(f"m{i}", 0.01, {"semantic": i + 1}) for i in range(4)]
+    prerank = {"m0": 0.0, "m1": -0.02, "m2": -0.03, "m3": -0.04}
+    kept, scored, rest = rerank_head(fused, 2, prerank, keep=2)
+    ranked = rank_final(
+        kept + scored + rest,
+        RerankOutcome([0.9, 0.1], "onnx"),
+        [Evidence(NOW)] * 4,
+        now=NOW,
+        window=None,
+        weights=WEIGHTS,
+        prerank=prerank,
+        kept=2,
+    )
+    assert [r.candidate.id for r in ranked] == ["m0", "m1", "m2", "m3"]
+    finals = [r.final for r in ranked]
+    assert finals == sorted(finals, reverse=True) and min(finals) > 0 and len(set(finals)) == 4
+    # nothing scored: the kept band still ranks the rest below it
+    alone = rank_final(
+        kept + scored + rest,
+        RerankOutcome([], "onnx"),
+        [Evidence(NOW)] * 4,
+        now=NOW,
+        window=None,
+        weights=WEIGHTS,
+        prerank=prerank,
+        kept=2,
+    )
+    assert [r.candidate.id for r in alone] == ["m0", "m1", "m2", "m3"]
+    assert [r.final for r in alone] == sorted((r.final for r in alone), reverse=True)

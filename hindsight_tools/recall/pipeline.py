@@ -248,7 +248,7 @@ def recall_program(
     stages["scoring"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
-    kept = fill_token_budget([(r, rows[r.candidate.id].text) for r in scored], request.max_tokens)
+    packed = fill_token_budget([(r, rows[r.candidate.id].text) for r in scored], request.max_tokens)
     memories = [
         _memory(
             rows[r.candidate.id],
@@ -256,7 +256,7 @@ def recall_program(
             tokens,
             None if prerank is None else prerank.get(r.candidate.id),
         )
-        for r, tokens in kept
+        for r, tokens in packed
     ]
     stages["token_filter"] = time.perf_counter() - mark
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
@@ -22,8 +22,6 @@ from hindsight_tools.recall.scoring import (
     ScoringWeights,
     combined_scores,
     relevance_scale,
-    temporal_signal,
-    window_weight,
 )
 
 # The unscored tail sits just under the lowest scored candidate, never level with it.
@@ -199,40 +197,40 @@ def rank_final(
     kept: int = 0,
 ) -> list[RankedCandidate]:
     """Best first, in three bands: the first ``kept`` candidates (:func:`rerank_head`'s
-    ``kept``) in the order given, each scored by what put it there (MaxSim × the window's
-    weight); then the next ``len(outcome.scores)``, boosted and sorted by the reranker's
-    relevance; then the candidates the reranker didn't reach (depth or deadline), in the
-    order given. Each band's final scores sit under the band above. Without a
-    cross-encoder, relevance is the late-interaction score when there is one (spread onto
-    [0.1, 1]), else :func:`passthrough_relevance`.
+    ``kept``), in the order given; then the next ``len(outcome.scores)``, boosted and sorted
+    by the reranker's relevance; then the candidates the reranker didn't reach (depth or
+    deadline), in the order given. Without a cross-encoder, relevance is the
+    late-interaction score when there is one (spread onto [0.1, 1]), else
+    :func:`passthrough_relevance`.
 
-    The kept band is not re-sorted by boosted relevance: spread over a few near-equal MaxSim
-    scores, relevance would stretch hundredths into the whole [0.1, 1] range and outweigh
-    the window, putting an undated memory over the asked period's own."""
+    The kept band keeps its places: its finals only rank it, each a step above the next and
+    the last a step above the best scored one. Sorting it by boosted relevance instead,
+    spread over a few near-equal MaxSim scores, stretched hundredths over the whole
+    [0.1, 1] range."""
     n = len(outcome.scores)
     passthrough = outcome.reranker == PassthroughReranker.name
-
-    def boost(relevance: Sequence[float], evidence: Sequence[Evidence]) -> list[float]:
-        scores = combined_scores(relevance, evidence, now=now, window=window, weights=weights)
-        return [s.final for s in scores]
-
-    first = [
-        RankedCandidate(c, _order_key(c, e, prerank, window, weights), None, kept=True)
-        for c, e in zip(head[:kept], evidence[:kept], strict=True)
-    ]
     reached = head[kept : kept + n]
     if passthrough:
         relevance = _late_relevance(reached, prerank)
     else:
         relevance = relevance_scale(outcome.scores)
-    second = [
-        RankedCandidate(c, final, None if passthrough else ce)
-        for c, final, ce in zip(
-            reached, boost(relevance, evidence[kept : kept + n]), outcome.scores, strict=True
-        )
+    boosted = combined_scores(
+        relevance, evidence[kept : kept + n], now=now, window=window, weights=weights
+    )
+    scored = sorted(
+        (
+            RankedCandidate(c, b.final, None if passthrough else ce)
+            for c, b, ce in zip(reached, boosted, outcome.scores, strict=True)
+        ),
+        key=lambda r: -r.final,
+    )
+    floor = scored[0].final if scored else 1.0
+    leading = [
+        RankedCandidate(c, floor / _TAIL_GAP ** (kept - i), None, kept=True)
+        for i, c in enumerate(head[:kept])
     ]
-    ranked = _under(first, sorted(second, key=lambda r: -r.final))
     tail = list(head[kept + n :])  # in candidate_order, as it came
+    ranked = leading + scored
     ceiling = ranked[-1].final * _TAIL_GAP if ranked else 1.0
     return ranked + [
         RankedCandidate(c, ceiling * p, None)
@@ -249,30 +247,3 @@ def _late_relevance(
         return passthrough_relevance(candidates)
     floor = min(prerank.values(), default=0.0)
     return spread_relevance([prerank.get(c.id, floor) for c in candidates])
-
-
-def _order_key(
-    candidate: FusedCandidate,
-    evidence: Evidence,
-    prerank: Mapping[str, float] | None,
-    window: TimeWindow | None,
-    weights: ScoringWeights,
-) -> float:
-    """What :func:`candidate_order` sorted ``candidate`` by: its MaxSim score times the
-    window's weight (1 without a window; :data:`RELEVANCE_FLOOR` without MaxSim)."""
-    late = RELEVANCE_FLOOR if prerank is None else prerank.get(candidate.id, RELEVANCE_FLOOR)
-    if window is None:
-        return late
-    return late * window_weight(weights.temporal_alpha, temporal_signal(evidence, window))
-
-
-def _under(upper: list[RankedCandidate], lower: list[RankedCandidate]) -> list[RankedCandidate]:
-    """``upper`` then ``lower``, both best first, ``lower``'s finals scaled (order kept) to
-    sit under ``upper``'s lowest when they would reach it."""
-    if not upper or not lower:
-        return upper + lower
-    ceiling = upper[-1].final * _TAIL_GAP
-    if lower[0].final <= ceiling:
-        return upper + lower
-    scale = ceiling / lower[0].final
-    return upper + [replace(r, final=r.final * scale) for r in lower]
