@@ -257,22 +257,28 @@ def same_top_ten(
     asked: Sequence[tuple[Any, Any]], captured: Sequence[Captured], settings: Settings
 ) -> str:
     """The engine itself at the defaults' keep and mid depth, against the replay of the same
-    setting: on how many of these questions the top 10 is the same. A replay scores its
-    pairs in one batch of ``--max-depth``, the engine in one of the depth's, and the int8
-    model's scores move slightly with the pairs batched with them."""
+    setting: on how many of these questions the top 10 holds the same memories, and in the
+    same order. A replay scores its pairs among ``--max-depth`` of them, the engine among
+    the depth's, and the int8 model's scores move slightly with the pairs batched together."""
     keep, depth = Settings().reranker_keep, Settings().reranker_depth_mid
     defaults = settings.model_copy(update={"reranker_keep": keep, "reranker_depth_mid": depth})
+    members = ordered = 0
     with MemoryEngine(settings=defaults) as engine:
-        same = sum(
-            [m.metadata.get("dia_id") for m in engine.recall(
-                EVAL_BANK_PREFIX + b.bank, question.question, query_timestamp=question.query_time,
+        for (b, question), q in zip(asked, captured, strict=True):
+            found = engine.recall(
+                EVAL_BANK_PREFIX + b.bank,
+                question.question,
+                query_timestamp=question.query_time,
                 max_tokens=EVAL_MAX_TOKENS,
-            ).memories[:10]] == replay(q, depth, keep)[:10]
-            for (b, question), q in zip(asked, captured, strict=True)
-        )  # fmt: skip
+            )
+            mine = [m.metadata.get("dia_id") for m in found.memories[:10]]
+            replayed = replay(q, depth, keep)[:10]
+            members += set(mine) == set(replayed)
+            ordered += mine == replayed
     return (
-        f"Asked again with keep {keep} and depth {depth}, the engine's top 10 was the "
-        f"replay's on {same} of {len(captured)} questions."
+        f"Asked again with keep {keep} and depth {depth}, the engine's top 10 held the "
+        f"replay's memories on {members} of {len(captured)} questions, in the same order on "
+        f"{ordered}."
     )
 
 
