@@ -25,7 +25,7 @@ text's components, summed, plus noise, so near-repeats are as close as real ones
 4. **Where a memory's write time goes**: the given bank's last 1,000 memories and their
    links inserted again into copies of the tables that hold the rest, the indexes and
    foreign keys of the real tables added one kind at a time (HNSW upkeep, link rows and
-   their checks); what is left of the import's time per memory is the temporal links'
+   their indexes); what is left of the import's time per memory is the temporal links'
    neighbour search, the keyword postings and the rest.
 
 Each run uses throw-away data directories.

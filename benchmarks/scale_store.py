@@ -1,12 +1,12 @@
 """The scale benchmark's stores, built the way a database restore builds one: rows first,
-then each index once over all of them, then the links, then the links' indexes and checks,
-then the planner's statistics.
+then each index once over all of them, then the links, then the links' indexes, then the
+planner's statistics.
 
 The rows go through the engine's own import (`import_memories`, vectors given), with the
 vector indexes and the links set aside. Inserting a million rows one at a time into the
-HNSW graphs and checking fifty million link rows' foreign keys one at a time is the
-import's own path, measured at 110–130 memories/s by `benchmarks/import_bench.py`; a
-million-memory store would take hours that way. Built in passes, the store ends with the
+HNSW graphs and fifty million link rows into their indexes is the import's own path,
+measured at 110–240 memories/s by `benchmarks/import_bench.py`; a million-memory store
+would take hours that way. Built in passes, the store ends with the
 same schema (every index and constraint is put back from the catalogue's own definition),
 the same rows, and links made by the engine's own statement
 (:func:`~hindsight_tools.retain.plans.link_plan`) with the engine's settings. What differs:
@@ -56,18 +56,13 @@ _INDEX_DEFINITIONS = """
 SELECT indexname, indexdef FROM pg_indexes
 WHERE schemaname = current_schema() AND indexname = ANY(%s) ORDER BY indexname
 """
-_FOREIGN_KEYS = """
-SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint
-WHERE conrelid = %s::regclass AND contype = 'f' ORDER BY conname
-"""
 
 
 @dataclass(frozen=True)
 class SetAside:
-    """Indexes and foreign keys dropped for a load, with the catalogue's definitions."""
+    """Indexes dropped for a load, with the catalogue's definitions."""
 
     indexes: tuple[str, ...]  # CREATE INDEX statements
-    foreign_keys: tuple[tuple[str, str, str], ...]  # (table, constraint, definition)
 
 
 @dataclass
@@ -94,24 +89,11 @@ class BuildTimes:
         )
 
 
-def set_aside(
-    conn: psycopg.Connection[Any], indexes: Sequence[str], foreign_keys_of: Sequence[str] = ()
-) -> SetAside:
+def set_aside(conn: psycopg.Connection[Any], indexes: Sequence[str]) -> SetAside:
     definitions = conn.execute(_INDEX_DEFINITIONS, (list(indexes),)).fetchall()
-    keys = [
-        (table, str(name), str(definition))
-        for table in foreign_keys_of
-        for name, definition in conn.execute(_FOREIGN_KEYS, (table,)).fetchall()
-    ]
-    for table, name, _ in keys:
-        conn.execute(
-            sql.SQL("ALTER TABLE {} DROP CONSTRAINT {}").format(
-                sql.Identifier(table), sql.Identifier(name)
-            )
-        )
     for name, _ in definitions:
         conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
-    return SetAside(tuple(str(d) for _, d in definitions), tuple(keys))
+    return SetAside(tuple(str(d) for _, d in definitions))
 
 
 def put_back(conn: psycopg.Connection[Any], aside: SetAside) -> None:
@@ -121,14 +103,6 @@ def put_back(conn: psycopg.Connection[Any], aside: SetAside) -> None:
     # The definitions come from the catalogue of this very store, not from any input.
     for definition in tqdm(aside.indexes, desc="indexes", unit="index", leave=False):
         conn.execute(sql.SQL(definition))
-    for table, name, definition in aside.foreign_keys:
-        conn.execute(
-            sql.SQL("ALTER TABLE {} ADD CONSTRAINT {} {}").format(
-                sql.Identifier(table),
-                sql.Identifier(name),
-                sql.SQL(definition),
-            )
-        )
 
 
 def _items(
@@ -167,7 +141,7 @@ def build_store(
     with MemoryEngine(settings=loading, embedder=embedder) as loader:
         with psycopg.connect(loader.database_url, autocommit=True) as conn:
             vectors_aside = set_aside(conn, VECTOR_INDEXES)
-            links_aside = set_aside(conn, LINK_INDEXES, foreign_keys_of=("memory_links",))
+            links_aside = set_aside(conn, LINK_INDEXES)
 
         started = time.perf_counter()
         with tqdm(total=total, desc="rows", unit="memory") as bar:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -293,3 +294,33 @@ def test_the_async_engine_manages_memories_too(
             return got, listed, deleted, [m.id for m in recalled.memories]
 
     assert asyncio.run(scenario()) == (["hike"], ["rust"], 1, ["race"])
+
+
+def test_a_bank_deleted_while_a_write_into_it_is_open_leaves_no_link_behind(
+    engine: MemoryEngine, bank: str, db: psycopg.Connection[tuple[Any, ...]]
+) -> None:
+    # Links carry no foreign keys, so delete_bank deletes them itself. A write into the bank
+    # that is still open when the delete starts (here a link added by hand under the bank's
+    # lock, as retain adds them) must be waited for, or its links outlive the bank.
+    engine.retain(bank, _diary())
+    writer = psycopg.connect(engine.database_url)
+    try:
+        writer.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (bank,))
+        writer.execute(
+            "INSERT INTO memory_links (bank_id, from_unit_id, to_unit_id, link_type, weight)"
+            " VALUES (%s, 'hike', 'rust', 'causes', 1.0) ON CONFLICT DO NOTHING",
+            (bank,),
+        )
+        writer.execute("UPDATE banks SET doc_count = doc_count WHERE bank_id = %s", (bank,))
+        deleted: list[bool] = []
+        deleting = threading.Thread(target=lambda: deleted.append(engine.delete_bank(bank)))
+        deleting.start()
+        deleting.join(timeout=1.0)
+        assert deleting.is_alive(), "the delete must wait for the write in flight"
+        writer.commit()
+        deleting.join(timeout=30)
+    finally:
+        writer.close()
+    assert deleted == [True]
+    assert count(db, "memory_units", bank) == 0
+    assert count(db, "memory_links", bank) == 0

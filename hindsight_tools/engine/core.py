@@ -43,7 +43,7 @@ from hindsight_tools.recall.pipeline import RecallServices, recall_program
 from hindsight_tools.recall.rerank.base import PassthroughReranker, RerankChain, Reranker
 from hindsight_tools.recall.rerank.providers import build_rerank_chain
 from hindsight_tools.retain.bulk import BatchReader, Encoded, import_batches
-from hindsight_tools.retain.plans import retain_plan
+from hindsight_tools.retain.plans import LOCK_BANK, retain_plan
 from hindsight_tools.retain.token_vectors import (
     missing_token_vectors_plan,
     store_token_vectors_plan,
@@ -70,11 +70,18 @@ from hindsight_tools.validation import (
 )
 
 T = TypeVar("T")
+_DELETE_BANK_LINKS = "DELETE FROM memory_links WHERE bank_id = %(bank)s"
 _DELETE_BANK = "DELETE FROM banks WHERE bank_id = %(bank)s RETURNING bank_id"
 
 
 def delete_bank_plan(bank_id: str) -> Plan[bool]:
-    rows = yield Statement(_DELETE_BANK, {"bank": bank_id})
+    """Delete a bank and everything in it. Foreign keys take its rows, but for its links,
+    which have none (migration 0009): those go first, under the bank's lock, so a retain
+    can't link to its memories in between."""
+    bank = {"bank": bank_id}
+    yield Statement(LOCK_BANK, bank, "none")
+    yield Statement(_DELETE_BANK_LINKS, bank, "none")
+    rows = yield Statement(_DELETE_BANK, bank)
     return bool(rows)
 
 

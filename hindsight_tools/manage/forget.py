@@ -1,8 +1,9 @@
 """Forgetting memories: deleting them and everything derived from them, in one transaction.
 
-The inverse of :func:`~hindsight_tools.retain.plans.retain_plan`. Foreign keys take the
-rows that hang off a memory (links both ways, causal ones included; postings; token
-vectors; entity mentions); what is shared is brought back in line by hand: the bank's BM25
+The inverse of :func:`~hindsight_tools.retain.plans.retain_plan`. A memory's links, both
+ways and causal ones included, are deleted here (links carry no foreign keys: migration
+0009); foreign keys take the other rows that hang off a memory (postings, token vectors,
+entity mentions); what is shared is brought back in line by hand: the bank's BM25
 statistics, entity mention counts (an entity no memory mentions any more goes), and chunks
 and documents that no memory refers to any more.
 """
@@ -22,6 +23,10 @@ from hindsight_tools.retain.plans import (
 )
 from hindsight_tools.runtime.plan import Plan, Statement
 
+DROP_LINKS_BOTH_WAYS = """
+DELETE FROM memory_links
+WHERE bank_id = %(bank)s AND (from_unit_id = ANY(%(ids)s) OR to_unit_id = ANY(%(ids)s))
+"""
 _DELETE_UNITS = """
 DELETE FROM memory_units WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)
 RETURNING id, chunk_id, document_id
@@ -58,6 +63,7 @@ def forget_plan(bank_id: str, ids: Sequence[str]) -> Plan[int]:
     )
     yield Statement(DROP_TERMS, {**bank, "ids": wanted}, "none")
     yield Statement(DROP_UNUSED_TERMS, bank, "none")
+    yield Statement(DROP_LINKS_BOTH_WAYS, {**bank, "ids": wanted}, "none")
     deleted = yield Statement(_DELETE_UNITS, {**bank, "ids": wanted})
     if not deleted:
         return 0

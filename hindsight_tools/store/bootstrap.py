@@ -33,6 +33,7 @@ MIGRATIONS = (
     (6, "0006_token_vectors.sql"),
     (7, "0007_metadata_filter.sql"),
     (8, "0008_bank_keys.sql"),
+    (9, "0009_links_without_foreign_keys.sql"),
 )
 # Arbitrary constant: serialises concurrent migrations from several processes.
 _MIGRATIONS_PACKAGE = "hindsight_tools.store.migrations"
