@@ -5,7 +5,7 @@ planner's statistics.
 The rows go through the engine's own import (`import_memories`, vectors given), with the
 vector indexes and the links set aside. Inserting a million rows one at a time into the
 HNSW graphs and fifty million link rows into their indexes is the import's own path,
-measured at 110–240 memories/s by `benchmarks/import_bench.py`; a million-memory store
+measured at 110–250 memories/s by `benchmarks/import_bench.py`; a million-memory store
 would take hours that way. Built in passes, the store ends with the
 same schema (every index and constraint is put back from the catalogue's own definition),
 the same rows, and links made by the engine's own statement

@@ -57,7 +57,7 @@ class MissingExtensionError(StoreError):
 
 class SchemaMismatchError(StoreError):
     """The store's embeddings were made by another model (or dimension) than the configured
-    one."""
+    one, or a newer version of the package migrated it."""
 
 
 class EmbeddedServerError(StoreError):

@@ -59,10 +59,18 @@ def key_problems(conn: psycopg.Connection[tuple[Any, ...]]) -> list[str]:
     return problems
 
 
+_LINK_KEYS = """
+SELECT count(*) FROM pg_constraint
+WHERE conrelid = 'memory_links'::regclass AND contype = 'f'
+"""
+
+
 def test_every_key_of_a_new_store_includes_the_bank(
     db: psycopg.Connection[tuple[Any, ...]],
 ) -> None:
     assert key_problems(db) == []
+    # links carry none (migration 0009): the engine deletes them with their memories
+    assert db.execute(_LINK_KEYS).fetchone() == (0,)
 
 
 # Before 0008 the store was keyed for one server: entities by id alone.
@@ -154,6 +162,7 @@ def test_a_store_from_before_the_bank_keys_migrates_without_losing_anything(
     assert _snapshot(scratch_db) == rows
     with psycopg.connect(scratch_db) as conn:
         assert key_problems(conn) == []
+        assert conn.execute(_LINK_KEYS).fetchone() == (0,)
     with MemoryEngine(scratch_db, settings=settings, embedder=TinyEmbedder()) as engine:
         assert _answers(engine, banks) == before
         # and the migrated store keeps working: writes, entity counts, deletes

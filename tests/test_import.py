@@ -192,6 +192,30 @@ def test_links_found_in_the_importing_process_give_way_when_a_memory_changes_bes
     _imported_beside(engine, sql_links, (bank, other_bank), db, items, [changed])
 
 
+def test_links_found_in_the_importing_process_give_way_when_memories_are_deleted_beside_it(
+    engine: MemoryEngine, sql_links: MemoryEngine, bank: str, db: Conn
+) -> None:
+    """Links carry no foreign keys: a link the import found among the vectors it holds
+    must not reach a memory deleted since."""
+    items = _items(50)
+    gone = [item["id"] for item in items[:10]]
+
+    def with_a_delete_beside() -> Iterator[dict[str, Any]]:
+        for i, item in enumerate(items):
+            if i == 20:  # the first batch is stored, the vectors held still have it
+                assert sql_links.delete_memories(bank, gone) == len(gone)
+            yield item
+
+    engine.import_memories(bank, with_a_delete_beside(), batch_size=10)
+    dangling = db.execute(
+        "SELECT count(*) FROM memory_links l WHERE l.bank_id = %s AND NOT EXISTS ("
+        " SELECT 1 FROM memory_units m WHERE m.bank_id = l.bank_id AND m.id = l.to_unit_id)",
+        (bank,),
+    ).fetchone()
+    assert dangling == (0,)
+    assert count(db, "memory_units", bank) == len(items) - len(gone)
+
+
 def test_past_the_size_held_in_memory_the_import_goes_on_finding_links_in_sql(
     holds_25: MemoryEngine, sql_links: MemoryEngine, bank: str, other_bank: str, db: Conn
 ) -> None:

@@ -9,6 +9,8 @@ import pytest
 from hindsight_tools.query.time_window import TimeWindow
 from hindsight_tools.recall.fusion import FusedCandidate
 from hindsight_tools.recall.prerank import (
+    Head,
+    RankedCandidate,
     candidate_order,
     kept_places,
     passthrough_relevance,
@@ -352,22 +354,30 @@ def _by_late_interaction(n: int) -> tuple[list[FusedCandidate], dict[str, float]
     return fused, {f"m{i}": 0.9 - i / 100 for i in range(n)}
 
 
-def test_the_first_candidates_keep_their_places_and_the_cross_encoder_reads_the_next() -> None:
-    fused, prerank = _by_late_interaction(8)
-    kept, scored, rest = rerank_head(fused, 3, prerank, keep=2)
-    assert [c.id for c in kept] == ["m0", "m1"]
-    assert [c.id for c in scored] == ["m2", "m3", "m4"]
-    assert [c.id for c in rest] == ["m5", "m6", "m7"]
-    ranked = rank_final(
-        kept + scored + rest,
-        RerankOutcome([0.1, 0.2, 0.95], "onnx"),
-        [Evidence(NOW)] * 8,
+def _in_bands(
+    head: Head, outcome: RerankOutcome, prerank: dict[str, float]
+) -> list[RankedCandidate]:
+    """:func:`rank_final` over a cut of :func:`rerank_head`, every memory dated today."""
+    candidates = head.kept + head.scored + head.rest
+    return rank_final(
+        candidates,
+        outcome,
+        [Evidence(NOW)] * len(candidates),
         now=NOW,
         window=None,
         weights=WEIGHTS,
         prerank=prerank,
-        kept=2,
+        kept=len(head.kept),
     )
+
+
+def test_the_first_candidates_keep_their_places_and_the_cross_encoder_reads_the_next() -> None:
+    fused, prerank = _by_late_interaction(8)
+    cut = rerank_head(fused, 3, prerank, keep=2)
+    assert [c.id for c in cut.kept] == ["m0", "m1"]
+    assert [c.id for c in cut.scored] == ["m2", "m3", "m4"]
+    assert [c.id for c in cut.rest] == ["m5", "m6", "m7"]
+    ranked = _in_bands(cut, RerankOutcome([0.1, 0.2, 0.95], "onnx"), prerank)
     # the cross-encoder's favourite comes next after the kept two, however high it scored
     assert [r.candidate.id for r in ranked] == ["m0", "m1", "m4", "m3", "m2", "m5", "m6", "m7"]
     assert [r.kept for r in ranked] == [True, True] + [False] * 6
@@ -384,17 +394,9 @@ def test_keeping_more_than_there_are_scores_nothing_and_keeps_the_order() -> Non
 
 def test_a_deadline_inside_the_scored_band_leaves_the_rest_of_it_in_order() -> None:
     fused, prerank = _by_late_interaction(6)
-    kept, scored, rest = rerank_head(fused, 3, prerank, keep=1)
-    ranked = rank_final(
-        kept + scored + rest,
-        RerankOutcome([0.1, 0.9], "onnx", timed_out=True),  # m1 and m2 scored, m3 not
-        [Evidence(NOW)] * 6,
-        now=NOW,
-        window=None,
-        weights=WEIGHTS,
-        prerank=prerank,
-        kept=1,
-    )
+    cut = rerank_head(fused, 3, prerank, keep=1)
+    # m1 and m2 scored, m3 not
+    ranked = _in_bands(cut, RerankOutcome([0.1, 0.9], "onnx", timed_out=True), prerank)
     assert [r.candidate.id for r in ranked] == ["m0", "m2", "m1", "m3", "m4", "m5"]
     finals = [r.final for r in ranked]
     assert finals == sorted(finals, reverse=True)
@@ -430,17 +432,8 @@ def test_nothing_is_kept_without_maxsim_or_a_cross_encoder_or_when_a_period_is_n
 
 def test_a_cross_encoder_that_fails_over_to_passthrough_leaves_the_kept_band_first() -> None:
     fused, prerank = _by_late_interaction(6)
-    kept, scored, rest = rerank_head(fused, 3, prerank, keep=2)
-    ranked = rank_final(
-        kept + scored + rest,
-        RerankOutcome(passthrough_scores(3), "passthrough"),
-        [Evidence(NOW)] * 6,
-        now=NOW,
-        window=None,
-        weights=WEIGHTS,
-        prerank=prerank,
-        kept=2,
-    )
+    cut = rerank_head(fused, 3, prerank, keep=2)
+    ranked = _in_bands(cut, RerankOutcome(passthrough_scores(3), "passthrough"), prerank)
     assert [r.candidate.id for r in ranked] == ["m0", "m1", "m2", "m3", "m4", "m5"]
     assert all(r.cross_encoder is None for r in ranked)
     finals = [r.final for r in ranked]
@@ -451,30 +444,12 @@ def test_the_kept_band_ranks_above_the_scored_one_whatever_its_maxsim() -> None:
     # MaxSim is a mean of cosines and may be zero or below; the kept band still leads
     fused = [FusedCandidate(f"m{i}", 0.01, {"semantic": i + 1}) for i in range(4)]
     prerank = {"m0": 0.0, "m1": -0.02, "m2": -0.03, "m3": -0.04}
-    kept, scored, rest = rerank_head(fused, 2, prerank, keep=2)
-    ranked = rank_final(
-        kept + scored + rest,
-        RerankOutcome([0.9, 0.1], "onnx"),
-        [Evidence(NOW)] * 4,
-        now=NOW,
-        window=None,
-        weights=WEIGHTS,
-        prerank=prerank,
-        kept=2,
-    )
+    cut = rerank_head(fused, 2, prerank, keep=2)
+    ranked = _in_bands(cut, RerankOutcome([0.9, 0.1], "onnx"), prerank)
     assert [r.candidate.id for r in ranked] == ["m0", "m1", "m2", "m3"]
     finals = [r.final for r in ranked]
     assert finals == sorted(finals, reverse=True) and min(finals) > 0 and len(set(finals)) == 4
     # nothing scored: the kept band still ranks the rest below it
-    alone = rank_final(
-        kept + scored + rest,
-        RerankOutcome([], "onnx"),
-        [Evidence(NOW)] * 4,
-        now=NOW,
-        window=None,
-        weights=WEIGHTS,
-        prerank=prerank,
-        kept=2,
-    )
+    alone = _in_bands(cut, RerankOutcome([], "onnx"), prerank)
     assert [r.candidate.id for r in alone] == ["m0", "m1", "m2", "m3"]
     assert [r.final for r in alone] == sorted((r.final for r in alone), reverse=True)

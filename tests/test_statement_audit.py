@@ -198,6 +198,8 @@ def test_every_statement_of_every_call_stays_in_its_bank(
         "ts_rank_cd",  # the native keyword backend
         "JOIN found f",  # BM25's bounded form
         "DELETE FROM banks",
+        "DELETE FROM memory_links WHERE bank_id = $1",  # delete_bank's, links having no keys
+        "OR to_unit_id = ANY($",  # forgetting's, both ways
         "FROM hindsight_import_stage",  # the bulk path
     ):
         assert expected in text, f"no statement with {expected!r} in the server's log"

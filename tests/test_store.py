@@ -33,6 +33,18 @@ def test_migrations_apply_once(scratch_db: str) -> None:
         assert {"vector", "pg_trgm"} <= extensions
 
 
+def test_a_store_a_newer_version_migrated_is_refused(scratch_db: str) -> None:
+    bootstrap(scratch_db, 384)
+    newer = MIGRATIONS[-1][0] + 1
+    with psycopg.connect(scratch_db) as conn:
+        conn.execute(
+            "INSERT INTO hindsight_schema_version (version, name) VALUES (%s, 'later.sql')",
+            (newer,),
+        )
+    with pytest.raises(SchemaMismatchError, match=rf"\[{newer}\].*Upgrade hindsight-tools"):
+        bootstrap(scratch_db, 384)
+
+
 def test_vector_dimension_follows_the_model(scratch_db: str) -> None:
     bootstrap(scratch_db, 8)
     with psycopg.connect(scratch_db) as conn:

@@ -1,9 +1,9 @@
 """Forgetting memories: deleting them and everything derived from them, in one transaction.
 
-The inverse of :func:`~hindsight_tools.retain.plans.retain_plan`. A memory's links, both
-ways and causal ones included, are deleted here (links carry no foreign keys: migration
-0009); foreign keys take the other rows that hang off a memory (postings, token vectors,
-entity mentions); what is shared is brought back in line by hand: the bank's BM25
+The inverse of :func:`~hindsight_tools.retain.plans.retain_plan`. A memory's entity
+mentions and keyword postings go first, then its links both ways, causal ones included
+(links carry no foreign keys: migration 0009), then the memory, whose foreign key takes
+its token vectors. What is shared is brought back in line by hand: the bank's BM25
 statistics, entity mention counts (an entity no memory mentions any more goes), and chunks
 and documents that no memory refers to any more.
 """

@@ -133,6 +133,15 @@ def apply_migrations(
                 "retain the memories there again"
             )
         done = {v for (v,) in conn.execute("SELECT version FROM hindsight_schema_version")}
+        # A newer engine's schema may rely on that engine's code: from migration 0009 on,
+        # forgetting deletes links itself, and an older engine would leave them behind.
+        unknown = sorted(done - {version for version, _ in MIGRATIONS})
+        if unknown:
+            raise SchemaMismatchError(
+                f"this store has schema versions {unknown} that this version of "
+                f"hindsight-tools doesn't know (it knows up to {MIGRATIONS[-1][0]}): a newer "
+                "version migrated it. Upgrade hindsight-tools, or use another database/data dir"
+            )
         for version, filename in MIGRATIONS:
             if version in done:
                 continue
