@@ -260,7 +260,8 @@ def same_top_ten(
     setting: on how many of these questions the top 10 holds the same memories, and in the
     same order. A replay scores its pairs among ``--max-depth`` of them, the engine among
     the depth's, and the int8 model's scores move slightly with the pairs batched together."""
-    keep, depth = Settings().reranker_keep, Settings().reranker_depth_mid
+    default = Settings()
+    keep, depth = default.reranker_keep, default.reranker_depth_mid
     defaults = settings.model_copy(update={"reranker_keep": keep, "reranker_depth_mid": depth})
     members = ordered = 0
     with MemoryEngine(settings=defaults) as engine:

@@ -208,8 +208,9 @@ def test_links_found_in_the_importing_process_give_way_when_memories_are_deleted
 
     engine.import_memories(bank, with_a_delete_beside(), batch_size=10)
     dangling = db.execute(
-        "SELECT count(*) FROM memory_links l WHERE l.bank_id = %s AND NOT EXISTS ("
-        " SELECT 1 FROM memory_units m WHERE m.bank_id = l.bank_id AND m.id = l.to_unit_id)",
+        "SELECT count(*) FROM memory_links l WHERE l.bank_id = %s AND EXISTS ("
+        " SELECT FROM unnest(ARRAY[l.from_unit_id, l.to_unit_id]) AS e(id) WHERE NOT EXISTS ("
+        "  SELECT FROM memory_units m WHERE m.bank_id = l.bank_id AND m.id = e.id))",
         (bank,),
     ).fetchone()
     assert dangling == (0,)

@@ -102,7 +102,7 @@ def kept_places(
     """
     if prerank is None or window is not None or not cross_encoder:
         return 0
-    return max(keep, 0)
+    return keep
 
 
 class Head(NamedTuple):
@@ -224,9 +224,9 @@ def rank_final(
         ),
         key=lambda r: -r.final,
     )
-    floor = scored[0].final if scored else 1.0
+    best_scored = scored[0].final if scored else 1.0
     leading = [
-        RankedCandidate(c, floor / _TAIL_GAP ** (kept - i), None, kept=True)
+        RankedCandidate(c, best_scored / _TAIL_GAP ** (kept - i), None, kept=True)
         for i, c in enumerate(head[:kept])
     ]
     tail = list(head[kept + n :])  # in candidate_order, as it came
