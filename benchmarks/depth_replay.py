@@ -7,10 +7,10 @@ are captured, and the final order is recomputed with the engine's own ``rerank_h
 ``rank_final`` for every smaller depth and for every number of candidates *kept* in place
 above the scored band (``HINDSIGHT_API_RERANKER_KEEP``): keep ``a`` and depth ``d`` score
 the candidates ``a+1 … a+d`` of the same order, so each row is what ``eval`` would print
-with those settings, for one pass of the model instead of one per setting — up to the
-int8 model's per-batch quantisation, which moves a score slightly with the pairs batched
-with it. The run checks that the replay at ``--max-depth`` reproduces the engine's own
-order.
+with those settings, for one pass of the model instead of one per setting (the model
+scores every pair alone, so a pair's score is the same in the pass as in the engine). The
+run checks that the replay at ``--max-depth`` reproduces the engine's own order, and that
+the engine's own top 10 at the defaults is the replay's.
 
 Every row is reported for the conversations defaults are chosen on (``--choose``, by
 default the first three of the file) and for the rest, which confirm them.

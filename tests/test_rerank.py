@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -185,20 +186,30 @@ def test_onnx_cross_encoder_orders_a_hand_made_relevance_set() -> None:
         assert scores[0] > scores[1] and scores[0] > scores[2]
 
 
-def test_onnx_pads_each_group_to_its_own_longest_pair() -> None:
-    # the shipped tokenizer pads every pair to 512 tokens; we must not
+def test_onnx_runs_each_pair_unpadded() -> None:
+    # the shipped tokenizer pads every pair to 512 tokens; a pair run alone needs none
     reranker = OnnxCrossEncoder()
     encodings = reranker._tokenizer.encode_batch([("pet?", "a cat"), ("pet?", "a grey cat")])
     assert [len(e.ids) for e in encodings] == [7, 8]  # [CLS] pet ? [SEP] a (grey) cat [SEP]
-    feed = reranker._feed(encodings)
-    assert feed["input_ids"].shape == (2, 8)
-    assert feed["attention_mask"].tolist() == [[1] * 7 + [0], [1] * 8]
+    seen: list[tuple[int, ...]] = []
+    session = reranker._session
+
+    class Recording:
+        def run(self, names: object, feed: dict[str, Any]) -> Any:
+            seen.append(feed["input_ids"].shape)
+            assert feed["attention_mask"].all()
+            return session.run(names, feed)
+
+    reranker._session = Recording()
+    reranker.score("pet?", ["a cat", "a grey cat", "a dog that sleeps all day"])
+    assert sorted(seen) == [(1, 7), (1, 8), (1, 11)]
 
 
-def test_onnx_scores_come_back_to_their_documents_whatever_the_grouping() -> None:
-    # Pairs are sorted by length and run in groups; each score must return to its own
-    # document. The int8 model quantises activations per batch, so a score moves a little
-    # with its group (up to ~0.7 here): the documents are chosen at least 0.84 apart.
+def test_an_onnx_score_is_the_same_whatever_is_scored_beside_it() -> None:
+    # The int8 model quantises its activations with one scale per call, so a batched pair's
+    # score moved with its neighbours (by up to ~0.7 on these): each pair runs alone. The
+    # documents score at least 0.8 apart alone, so a score given back to the wrong document
+    # shows too.
     docs = [
         "Caroline researched adoption agencies.",
         "Adoption agencies were researched by someone.",
@@ -210,14 +221,15 @@ def test_onnx_scores_come_back_to_their_documents_whatever_the_grouping() -> Non
         "ok",
     ]
     query = "What did Caroline research?"
-    reranker = OnnxCrossEncoder(length_group=1)
-    alone = [reranker.score(query, [d])[0] for d in docs]
+    one_worker, two_workers = OnnxCrossEncoder(threads=1), OnnxCrossEncoder(threads=2)
+    assert (one_worker.workers, two_workers.workers) == (1, 2)
+    alone = [one_worker.score(query, [d])[0] for d in docs]
     assert min(abs(a - b) for i, a in enumerate(alone) for b in alone[i + 1 :]) > 0.8
-    for group in (2, 4, 16):
-        reranker.length_group = group
-        assert reranker.score(query, docs) == pytest.approx(alone, abs=0.75)
-    with pytest.raises(ValueError, match="length_group must be at least 1"):
-        OnnxCrossEncoder(length_group=0)
+    assert one_worker.score(query, docs) == alone
+    assert two_workers.score(query, docs) == alone
+    assert two_workers.score(query, docs[::-1]) == alone[::-1]
+    assert two_workers.score(query, docs[2:5]) == alone[2:5]
+    assert OnnxCrossEncoder().workers == (os.cpu_count() or 1)
 
 
 def test_local_cross_encoder_loads_a_model_folder(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Late interaction (ColBERT's MaxSim): a pre-rank of the whole fused list, cheap at recall time.
 
-A cross-encoder reads every (question, memory) pair from scratch, ~13 ms a pair on 2 cores,
+A cross-encoder reads every (question, memory) pair from scratch, ~7 ms a pair on 2 cores,
 so it can only afford the first couple of dozen fused candidates. A late-interaction model
 encodes each memory's tokens once, at retain, and the vectors are stored beside it (table
 ``memory_token_vectors``); a recall encodes only the question and scores every candidate
