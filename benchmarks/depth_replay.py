@@ -9,8 +9,8 @@ above the scored band (``HINDSIGHT_API_RERANKER_KEEP``): keep ``a`` and depth ``
 the candidates ``a+1 … a+d`` of the same order, so each row is what ``eval`` would print
 with those settings, for one pass of the model instead of one per setting (the model
 scores every pair alone, so a pair's score is the same in the pass as in the engine). The
-run checks that the replay at ``--max-depth`` reproduces the engine's own order, and that
-the engine's own top 10 at the defaults is the replay's.
+run checks that the replay at ``--max-depth`` reproduces the engine's own order, and
+reports how often the engine's own top 10 at the defaults is the replay's.
 
 Every row is reported for the conversations defaults are chosen on (``--choose``, by
 default the first three of the file) and for the rest, which confirm them.
@@ -258,8 +258,8 @@ def same_top_ten(
 ) -> str:
     """The engine itself at the defaults' keep and mid depth, against the replay of the same
     setting: on how many of these questions the top 10 holds the same memories, and in the
-    same order. A replay scores its pairs among ``--max-depth`` of them, the engine among
-    the depth's, and the int8 model's scores move slightly with the pairs batched together."""
+    same order. The model scores every pair alone, so the two should agree on every
+    question; a difference would mean the replay no longer recomputes what the engine does."""
     default = Settings()
     keep, depth = default.reranker_keep, default.reranker_depth_mid
     defaults = settings.model_copy(update={"reranker_keep": keep, "reranker_depth_mid": depth})

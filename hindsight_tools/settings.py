@@ -216,7 +216,8 @@ class Settings(BaseSettings):
     reranker_onnx_batch_size: int = Field(
         default=32,
         ge=1,
-        description="Pairs handed to the model per slice; the deadline is checked between slices.",
+        description="Pairs handed to the cross-encoder per slice; the deadline is checked between "
+        "slices.",
     )
     reranker_onnx_max_length: int = Field(default=256, ge=16, le=512)
     reranker_onnx_threads: int = Field(

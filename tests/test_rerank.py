@@ -232,6 +232,51 @@ def test_an_onnx_score_is_the_same_whatever_is_scored_beside_it() -> None:
     assert OnnxCrossEncoder().workers == (os.cpu_count() or 1)
 
 
+class _PairLengthSession:
+    """Stands in for the model: a pair's logits are its token count and two lower labels.
+    Short pairs return first (longer ones sleep), and ``barrier`` holds each run until
+    that many run at once."""
+
+    def __init__(self, barrier: threading.Barrier | None = None) -> None:
+        self.barrier = barrier
+        self.running = self.most = 0
+        self.lock = threading.Lock()
+
+    def run(self, names: object, feed: dict[str, Any]) -> list[Any]:
+        rows, tokens = feed["input_ids"].shape
+        with self.lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        try:
+            if self.barrier is not None:
+                self.barrier.wait()
+            time.sleep(tokens / 2000)
+            return [[[float(tokens), -1.0, -2.0]] * rows]
+        finally:
+            with self.lock:
+                self.running -= 1
+
+
+def test_onnx_pairs_run_on_as_many_single_threaded_workers_as_asked() -> None:
+    docs = ["a cat", "a grey cat that sleeps all day long", "ok", "the dog barked at night"]
+    for threads in (1, 2):
+        reranker = OnnxCrossEncoder(threads=threads)
+        options = reranker._session.get_session_options()
+        assert options.intra_op_num_threads == 1
+        # two pairs must be running at once for either to get past the barrier
+        fake = _PairLengthSession(threading.Barrier(2, timeout=5) if threads == 2 else None)
+        reranker._session = fake
+        scores = reranker.score("pet?", docs)
+        assert fake.most == threads
+        # each score comes back to its own pair, though the short ones finish first, and
+        # a model with several labels is read by its first
+        pairs = reranker._tokenizer.encode_batch([("pet?", d) for d in docs])
+        lengths = [len(e.ids) for e in pairs]
+        assert scores == [float(n) for n in lengths]
+        assert len(set(lengths)) == len(lengths)
+    assert OnnxCrossEncoder(threads=2).score("pet?", []) == []
+
+
 def test_local_cross_encoder_loads_a_model_folder(tmp_path: Path) -> None:
     # No ms-marco weights can be had here: build a real (untrained-head) cross-encoder
     # from the packaged MiniLM, save it, and load it through the provider's own code.
