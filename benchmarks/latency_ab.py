@@ -38,9 +38,9 @@ from hindsight_tools.evaluation import (
 LOCOMO_VARIABLE = "HINDSIGHT_LOCOMO_DIR"  # the LoCoMo data is not in the repository
 # name -> settings changes from the defaults
 CONFIGURATIONS: dict[str, dict[str, Any]] = {
-    "default (late interaction, cross-encoder depth 6)": {},
-    "late interaction, cross-encoder depth 8": {"reranker_depth_mid": 8},
-    "late interaction, cross-encoder depth 12 (the previous default)": {"reranker_depth_mid": 12},
+    "default (late interaction's first 8 kept, cross-encoder over the next 6)": {},
+    "late interaction's first 8 kept, cross-encoder over the next 8": {"reranker_depth_mid": 8},
+    "late interaction's first 8 kept, cross-encoder over the next 12": {"reranker_depth_mid": 12},
     "late interaction, passthrough": {"reranker_provider": "passthrough"},
     "late interaction off, passthrough": {
         "late_interaction": False,
