@@ -173,9 +173,9 @@ REPORT = """# Recall benchmark
 | floor: kNN | 2.5 | 4.0 |  |  |
 | floor + embedding | 25.0 | 40.0 |  |  |
 
-| arm p50 ms (candidates p50, runs) | semantic |
+| arm p50 / p95 ms (candidates p50, runs) | semantic |
 |---|---|
-| recall mid | 50.0 (300, 50) |
+| recall mid | 50.0 / 80.0 (300, 50) |
 
 ### big-10000: 10,000 memories, 50 questions (12 with a time expression)
 

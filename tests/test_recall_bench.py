@@ -23,11 +23,18 @@ from benchmarks.recall_bench_data import (
     make_questions,
     make_vocabulary,
 )
-from benchmarks.recall_bench_report import _named
-from benchmarks.recall_bench_timing import overlap, percentile, settled_heap
+from benchmarks.recall_bench_report import _arm_rows, _named
+from benchmarks.recall_bench_timing import (
+    BankLatency,
+    RecallSample,
+    overlap,
+    percentile,
+    settled_heap,
+)
 from benchmarks.recall_bench_vectors import CompositeEmbedder
 from hindsight_tools.encoders.embedding import Vectors
 from hindsight_tools.query.time_window import extract_time_window
+from hindsight_tools.recall.arms.base import ARM_ORDER
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -109,6 +116,25 @@ def test_side_by_side_encoders_count_once_in_the_named_stages() -> None:
     stages = {"embed": 0.010, "late_interaction_query": 0.007, "arms": 0.020, "total": 0.050}
     assert _named(stages) == pytest.approx(0.030)
     assert _named({"late_interaction_query": 0.004, "rerank": 0.1}) == pytest.approx(0.104)
+
+
+def test_each_arm_shows_its_median_and_its_tail() -> None:
+    # keyword arm: 19 quick runs and one slow one; the graph arm never ran
+    samples = [
+        RecallSample(
+            0.1, {}, {"bm25": (0.010 if i < 19 else 0.400, 300 + i), "semantic": (0.05, 900)}
+        )
+        for i in range(20)
+    ]
+    result = BankLatency("big", 1000, 20, 0, recall={"mid": samples})
+    (row,) = _arm_rows(result)
+    cells = dict(zip(["budget", *ARM_ORDER], row, strict=True))
+    assert cells["budget"] == "recall mid"
+    assert cells["semantic"] == "50.0 / 50.0 (900, 20)"
+    p95 = percentile([0.010] * 19 + [0.400], 95) * 1000
+    assert cells["bm25"] == f"10.0 / {p95:.1f} (310, 20)"
+    assert p95 > 10.0
+    assert cells["graph"] == cells["temporal"] == "–"
 
 
 def test_percentile() -> None:
