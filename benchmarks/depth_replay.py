@@ -9,8 +9,8 @@ above the scored band (``HINDSIGHT_API_RERANKER_KEEP``): keep ``a`` and depth ``
 the candidates ``a+1 … a+d`` of the same order, so each row is what ``eval`` would print
 with those settings, for one pass of the model instead of one per setting (the model
 scores every pair alone, so a pair's score is the same in the pass as in the engine). The
-run checks that the replay at ``--max-depth`` reproduces the engine's own order, and
-reports how often the engine's own top 10 at the defaults is the replay's.
+run checks that the replay at ``--max-depth`` reproduces the engine's own order, and that
+the engine's own top 10 at the defaults' keep and depth is the replay's.
 
 Every row is reported for the conversations defaults are chosen on (``--choose``, by
 default the first three of the file) and for the rest, which confirm them.
@@ -257,13 +257,13 @@ def same_top_ten(
     asked: Sequence[tuple[Any, Any]], captured: Sequence[Captured], settings: Settings
 ) -> str:
     """The engine itself at the defaults' keep and mid depth, against the replay of the same
-    setting: on how many of these questions the top 10 holds the same memories, and in the
-    same order. The model scores every pair alone, so the two should agree on every
-    question; a difference would mean the replay no longer recomputes what the engine does."""
+    setting. The model scores every pair alone, so the two top 10s must be the same on every
+    question, in the same order; a difference means the replay no longer recomputes what the
+    engine does, and the run stops."""
     default = Settings()
     keep, depth = default.reranker_keep, default.reranker_depth_mid
     defaults = settings.model_copy(update={"reranker_keep": keep, "reranker_depth_mid": depth})
-    members = ordered = 0
+    differing = 0
     with MemoryEngine(settings=defaults) as engine:
         for (b, question), q in zip(asked, captured, strict=True):
             found = engine.recall(
@@ -273,13 +273,15 @@ def same_top_ten(
                 max_tokens=EVAL_MAX_TOKENS,
             )
             mine = [m.metadata.get("dia_id") for m in found.memories[:10]]
-            replayed = replay(q, depth, keep)[:10]
-            members += set(mine) == set(replayed)
-            ordered += mine == replayed
+            differing += mine != replay(q, depth, keep)[:10]
+    if differing:
+        raise SystemExit(
+            f"at keep {keep} and depth {depth} the engine's top 10 differs from the replay's "
+            f"on {differing} of {len(captured)} questions"
+        )
     return (
-        f"Asked again with keep {keep} and depth {depth}, the engine's top 10 held the "
-        f"replay's memories on {members} of {len(captured)} questions, in the same order on "
-        f"{ordered}."
+        f"Asked again with keep {keep} and depth {depth}, the engine's top 10 is the "
+        f"replay's, in the same order, on all {len(captured)} questions checked."
     )
 
 

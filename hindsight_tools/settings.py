@@ -183,12 +183,13 @@ class Settings(BaseSettings):
     # it starts (docs/decisions/2026-12-05-cross-encoder-reads-the-edge.md). MaxSim's first
     # candidates keep their places; the cross-encoder reads the next ones, where a memory
     # moves in or out of what a caller reads. Replayed on the LoCoMo dev conversations
-    # (benchmarks/depth_replay.py), recall@10 at mid was 0.792 / 0.759 scoring the first
-    # six (the three conversations chosen on / the other two) and 0.800 / 0.780 keeping
-    # eight and scoring the next six, as many pairs. A pair costs 9-35 ms on 2 cores
-    # (the host's load decides). Nothing is kept for a question that names a period
-    # (recall/prerank.py, kept_places). With late interaction off the order is much weaker
-    # and nothing is kept: the cross-encoder reads from the top, and mid should be 24.
+    # (benchmarks/depth_replay.py), recall@10 at mid is 0.792 / 0.759 scoring the first
+    # six (the three conversations chosen on / the other two) and 0.799 / 0.777 keeping
+    # eight and scoring the next six, as many pairs. A pair costs about 7 ms on a quiet
+    # 2-core host (benchmarks/rerank_bench.py), more under load. Nothing is kept for a
+    # question that names a period (recall/prerank.py, kept_places). With late interaction
+    # off the order is much weaker and nothing is kept: the cross-encoder reads from the
+    # top, and mid should be 24.
     reranker_keep: int = Field(
         default=8,
         ge=0,

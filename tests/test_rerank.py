@@ -230,6 +230,8 @@ def test_an_onnx_score_is_the_same_whatever_is_scored_beside_it() -> None:
     assert two_workers.score(query, docs[::-1]) == alone[::-1]
     assert two_workers.score(query, docs[2:5]) == alone[2:5]
     assert OnnxCrossEncoder().workers == (os.cpu_count() or 1)
+    with pytest.raises(ValueError, match=r"threads must be 0 \(one per core\) or more, got -1"):
+        OnnxCrossEncoder(threads=-1)
 
 
 class _PairLengthSession:

