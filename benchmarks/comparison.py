@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.scale import ScalePoint
-from hindsight_tools.evaluation import ADVERSARIAL, Report, Score, aggregate
+from hindsight_tools.evaluation import Report, Score, aggregate
 
 REFERENCE = "hindsight-tools"
 NON_ADVERSARIAL = "non-adversarial"
@@ -255,7 +255,7 @@ def render(
         + _sample(limit, every)
         + f"; {questions} questions, {scored} non-adversarial with evidence). Metric: "
         "turn-level recall@k, |evidence ∩ dia_ids of the top k| / |evidence|, averaged; "
-        f"category {ADVERSARIAL} (adversarial) is left out of the overall figure. Latency is "
+        "the adversarial category (LoCoMo's 5) is left out of the overall figure. Latency is "
         "the wall time of one recall call, query embedding included, after one untimed "
         "warm-up; retain throughput includes embedding every memory.",
         "",

@@ -51,7 +51,7 @@ from tqdm import tqdm
 import hindsight_tools.recall.pipeline as pipeline
 from hindsight_tools import MemoryEngine, Settings
 from hindsight_tools.evaluation import (
-    ADVERSARIAL,
+    ADVERSARIAL_NAME,
     EVAL_BANK_PREFIX,
     EVAL_MAX_TOKENS,
     load_dataset,
@@ -336,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         (b, q)
         for b in dataset.banks
         for q in b.questions[: args.limit]
-        if q.evidence and q.category != ADVERSARIAL
+        if q.evidence and q.category_name != ADVERSARIAL_NAME
     ]
     with MemoryEngine(settings=settings) as engine:
         captured = [

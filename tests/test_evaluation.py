@@ -149,6 +149,21 @@ def test_overall_with_and_without_adversarial() -> None:
     assert plain.recall == pytest.approx({5: 1.5 / 4, 10: 2.5 / 4, 20: 3 / 4, 50: 4 / 4})
 
 
+def test_only_the_category_named_adversarial_is_left_out() -> None:
+    # Another data set's category 5 (BEAM's instruction following) is an ordinary question,
+    # and an adversarial category under another number is still left out.
+    rows = [
+        row(1, ["A"], at(1, "A")).model_copy(
+            update={"category": 9, "category_name": "adversarial"}
+        ),
+        row(5, ["B"], FILLER).model_copy(update={"category_name": "instruction_following"}),
+        row(4, ["C"], at(1, "C")),
+    ]
+    plain = aggregate(rows, ks=(5,)).overall_no_adversarial
+    assert plain.questions == 2
+    assert plain.recall == pytest.approx({5: 0.5})  # B missed, C found; A not counted
+
+
 def test_aggregate_latency_covers_every_recall_including_unscored() -> None:
     latency = aggregate(ROWS).latency
     assert latency.recalls == 7
