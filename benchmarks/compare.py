@@ -1,11 +1,11 @@
-"""hindsight-tools side by side with its peers on the LoCoMo dev data: recall@k, latency, retain.
+"""hindsight-tools side by side with its peers on dev data: recall@k, latency, retain.
 
     .venv/bin/python -m benchmarks.compare DATA [--systems …] [--limit N] [--every N] [--banks …]
         [--quick] [--out DIR] [--data-dir DIR] [--scale REPORT.md …]
-        [--hindsight-api-venv VENV]
+        [--hindsight-api-venv VENV] [--report FILE]
 
-DATA is the LoCoMo folder (``memories.jsonl``, ``queries.jsonl``, ``documents.jsonl``);
-without it, ``$HINDSIGHT_LOCOMO_DIR``. ``--plots-only`` needs neither.
+DATA is the LoCoMo folder (``memories.jsonl``, ``queries.jsonl``, ``documents.jsonl``), or
+another in that layout; without it, ``$HINDSIGHT_LOCOMO_DIR``. ``--plots-only`` needs neither.
 
 Every system gets the same memories (one bank per conversation), the same questions (every
 ``--every``-th of each bank, at most ``--limit``, in file order) and, where it embeds, the same
@@ -17,8 +17,11 @@ wall time p50/p95 (query embedding included, one untimed warm-up first) and reta
 tools eval`.
 
 Writes ``OUT/BENCHMARKS.md``, ``OUT/benchmarks/*.png`` and ``OUT/benchmarks/results.json``
-(default OUT: ``docs``). ``--scale`` adds recall latency against bank size from reports of
-``benchmarks/recall_bench.py`` (see :mod:`benchmarks.scale`). Progress bars go to stderr.
+(default OUT: ``docs``); with ``--report FILE``, only the Markdown, to FILE: that is how
+data that must not be stored (BEAM, whose converted folder works as DATA) is compared,
+since the rankings in ``results.json`` are derived from it. ``--scale`` adds recall latency
+against bank size from reports of ``benchmarks/recall_bench.py`` (see
+:mod:`benchmarks.scale`). Progress bars go to stderr.
 """
 
 from __future__ import annotations
@@ -235,6 +238,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--depth", type=int, default=max(DEFAULT_KS), help="candidates per peer arm"
     )
+    parser.add_argument(
+        "--report",
+        type=Path,
+        help="write only the Markdown report, to this file: no figures and no results.json, "
+        "whose rankings are derived from the data (for data that must not be stored, such "
+        "as BEAM)",
+    )
     args = parser.parse_args(argv)
     if args.data is None and not args.plots_only:
         parser.error(
@@ -372,14 +382,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     finally:
         if temporary:
             shutil.rmtree(data_dir, ignore_errors=True)
-    figures = args.out / "benchmarks"
-    images = draw(runs, scale, figures)
-    (figures / "results.json").write_text(
-        # one system per line (about 1 MB of rankings for the dev set): for --plots-only and audits
-        "{\n"
-        + ",\n".join(f"{json.dumps(run.name)}: {run.report.to_json(indent=None)}" for run in runs)
-        + "\n}\n"
-    )
+    images: dict[str, Path] = {}
+    if args.report is None:
+        figures = args.out / "benchmarks"
+        drawn = draw(runs, scale, figures)
+        images = {name: path.relative_to(args.out) for name, path in drawn.items()}
+        (figures / "results.json").write_text(
+            # one system per line (about 1 MB of rankings for the dev set): for --plots-only
+            # and audits
+            "{\n"
+            + ",\n".join(
+                f"{json.dumps(run.name)}: {run.report.to_json(indent=None)}" for run in runs
+            )
+            + "\n}\n"
+        )
     document = render(
         runs,
         command=command,
@@ -389,10 +405,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         every=args.every,
         facts=facts,
         versions=package_versions(),
-        images={name: path.relative_to(args.out) for name, path in images.items()},
+        images=images,
         scale=scale,
     )
-    (args.out / "BENCHMARKS.md").write_text(document)
+    (args.report or args.out / "BENCHMARKS.md").write_text(document)
     print(document)
 
 

@@ -363,3 +363,19 @@ def test_cross_encoder_postprocessor_orders_by_the_models_score() -> None:
     assert ranked[0].get_score() > 0 > scores[-1]
     with pytest.raises(ValueError, match="top_n"):
         CrossEncoderRerank(OnnxCrossEncoder(), top_n=0, source="")
+
+
+def test_a_report_alone_keeps_no_rankings_and_no_figures(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # For data that must not be stored (BEAM): the Markdown figures, nothing derived per question.
+    import benchmarks.compare as compare
+
+    monkeypatch.setattr(compare, "select_banks", lambda args: [])
+    monkeypatch.setattr(compare, "run_all", lambda args, banks, data_dir: (_runs(), {}))
+    report, out = tmp_path / "peers.md", tmp_path / "out"
+    compare.main([str(tmp_path), "--report", str(report), "--out", str(out)])
+    text = report.read_text()
+    assert "| **hindsight-tools** |" in text and "| peer |" in text
+    assert "![" not in text
+    assert not out.exists()
