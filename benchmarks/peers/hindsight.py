@@ -9,6 +9,7 @@ from typing import Any
 from benchmarks.peers import DiaIds
 from hindsight_tools import MemoryEngine, Settings
 from hindsight_tools.evaluation import EVAL_MAX_TOKENS, RETAIN_BATCH
+from hindsight_tools.evaluation.run import within_text_limit
 
 
 class HindsightSystem:
@@ -27,7 +28,10 @@ class HindsightSystem:
     def retain(self, bank: str, items: Sequence[dict[str, Any]]) -> None:
         bank_id = self.bank_id(bank)
         self.engine.delete_bank(bank_id)
-        batches = iter(items)
+        # as `hindsight-tools eval` does: a message longer than the store takes (BEAM has two)
+        # is kept as its first characters, so its id can still be found
+        limit = self.engine.settings.retain_max_text_chars
+        batches = iter([within_text_limit(item, limit) for item in items])
         while batch := list(islice(batches, RETAIN_BATCH)):
             self.engine.retain(bank_id, batch)
 

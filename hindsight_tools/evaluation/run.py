@@ -58,7 +58,7 @@ def _retain_all(
             engine.delete_bank(bank_id)
             # A message longer than the store takes (a pasted document in a long assistant
             # chat) is kept as its first `limit` characters, so its id can still be found.
-            items = [_within(item, limit) for item in data.items]
+            items = [within_text_limit(item, limit) for item in data.items]
             cut += sum(1 for item, kept in zip(data.items, items, strict=True) if item is not kept)
             batches = iter(items)
             while batch := list(islice(batches, RETAIN_BATCH)):
@@ -69,7 +69,9 @@ def _retain_all(
     return RetainStats(memories=total, seconds=seconds, cut=cut)
 
 
-def _within(item: dict[str, Any], limit: int) -> dict[str, Any]:
+def within_text_limit(item: dict[str, Any], limit: int) -> dict[str, Any]:
+    """``item`` with its text cut to its first ``limit`` characters, or ``item`` itself when
+    it fits: how an evaluation keeps a message longer than the store takes."""
     text = item.get("text")
     if isinstance(text, str) and len(text) > limit:
         return {**item, "text": text[:limit]}
