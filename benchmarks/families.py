@@ -24,8 +24,10 @@ One run reports, each on its own table:
   invented life with time-scoped, causal ("why"), name, paraphrase and multi-hop questions
   and the ids they expect; recall@k per family.
 * **BEAM** (``--beam DIR``: long user–assistant chats converted by the project's converter;
-  its data has no licence and is never stored in this repository), per category. Used to
-  confirm, never to choose.
+  its data has no licence and is never stored in this repository), per category, and
+  overall for the first half of its chats (in the file's order), on which a change that
+  only BEAM's long messages can show is chosen, and for the second half, which confirms
+  it.
 
 Banks are those of ``hindsight-tools eval`` (``eval-`` + name) in the store of
 ``HINDSIGHT_API_DATA_DIR``: ``--reuse`` keeps what an earlier run retained and retains a
@@ -53,6 +55,8 @@ from hindsight_tools.evaluation import (
     Dataset,
     Question,
     Report,
+    Score,
+    aggregate,
     load_dataset,
     run_eval,
 )
@@ -265,6 +269,38 @@ def window_table(
     return rows
 
 
+def halves_of(banks: Sequence[str]) -> dict[str, list[str]]:
+    """The first half of ``banks`` (the larger one if odd) to choose on, the rest to
+    confirm, in their order."""
+    middle = (len(banks) + 1) // 2
+    return {"choose": list(banks[:middle]), "confirm": list(banks[middle:])}
+
+
+def half_scores(report: Report, halves: Mapping[str, Sequence[str]]) -> dict[str, Score]:
+    """Overall recall@k of each half's questions (every category, none adversarial here)."""
+    scores = {}
+    for half, banks in halves.items():
+        members = set(banks)
+        rows = [q for q in report.questions if q.bank in members]
+        scores[half] = aggregate(rows, report.ks).overall.model_copy(update={"name": half})
+    return scores
+
+
+def _half_rows(
+    scores: Mapping[str, Score], halves: Mapping[str, Sequence[str]], ks: Sequence[int]
+) -> list[str]:
+    lines = [
+        "| half | chats | questions | " + " | ".join(f"R@{k}" for k in ks) + " |",
+        "|---|---|---:|" + "---:|" * len(ks),
+    ]
+    for half, score in scores.items():
+        banks = halves[half]
+        chats = f"{banks[0]} … {banks[-1]}" if len(banks) > 1 else ", ".join(banks)
+        cells = " | ".join("n/a" if (v := score.recall.get(k)) is None else f"{v:.3f}" for k in ks)
+        lines.append(f"| {half} | {chats} | {score.questions} | {cells} |")
+    return lines
+
+
 def _recall_rows(report: Report, *, locomo: bool = False) -> list[str]:
     lines = [
         "| family | questions | " + " | ".join(f"R@{k}" for k in report.ks) + " |",
@@ -388,7 +424,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             beam = load_dataset(args.beam)
             report = run_eval(engine, beam, budget=args.budget, fresh=fresh, ks=KS)
             dumps["beam"] = json.loads(report.to_json())
-            out += ["## BEAM (confirmation only)", "", *_recall_rows(report)]
+            beam_halves = halves_of([b.bank for b in beam.banks])
+            out += ["## BEAM", "", *_recall_rows(report), ""]
+            out += _half_rows(half_scores(report, beam_halves), beam_halves, report.ks)
             out += ["", _latency(report), ""]
     text = "\n".join(out)
     print(text)

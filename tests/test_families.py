@@ -10,11 +10,13 @@ import pytest
 from benchmarks.families import (
     MIN_PERIOD_MEMORIES,
     Period,
+    half_scores,
+    halves_of,
     time_questions,
     window_floor,
     window_precision,
 )
-from hindsight_tools.evaluation import BankData
+from hindsight_tools.evaluation import BankData, QuestionResult, aggregate
 from hindsight_tools.query.time_window import extract_time_window
 
 
@@ -35,6 +37,37 @@ def test_the_floor_is_the_banks_share_inside_the_period() -> None:
     assert window_precision({"a", "b"}, list("abcdefgh"), 8) == window_floor({"a", "b"}, 8)
     with pytest.raises(ValueError, match="empty bank"):
         window_floor({"a"}, 0)
+
+
+def test_halves_split_the_chats_in_order_and_score_each_apart() -> None:
+    halves = halves_of(["c1", "c2", "c3"])
+    assert halves == {"choose": ["c1", "c2"], "confirm": ["c3"]}
+
+    def asked(bank: str, evidence: tuple[str, ...], ranked: tuple[str, ...]) -> QuestionResult:
+        return QuestionResult(
+            bank=bank,
+            qid=f"{bank}-{len(ranked)}",
+            category=2,
+            category_name="knowledge_update",
+            evidence=evidence,
+            ranked=ranked,
+            seconds=0.1,
+        )
+
+    report = aggregate(
+        [
+            asked("c3", ("m1",), ("m1",)),  # listed first: the split is by chat, not order
+            asked("c1", ("m1", "m2"), ("m1", "x", "x", "x", "x", "m2")),
+            asked("c2", ("m5",), ("x",) * 6),
+            asked("c2", (), ("x",)),  # no evidence: asked, not scored
+        ],
+        ks=(5, 10),
+    )
+    scores = half_scores(report, halves)
+    assert scores["choose"].questions == 2 and scores["choose"].skipped == 1
+    assert scores["choose"].recall == {5: pytest.approx(0.25), 10: pytest.approx(0.5)}
+    assert scores["confirm"].questions == 1
+    assert scores["confirm"].recall == {5: 1.0, 10: 1.0}
 
 
 def _bank(days: dict[date, int]) -> BankData:
