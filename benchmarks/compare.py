@@ -213,8 +213,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--every",
         type=int,
         default=1,
-        help="ask every N-th question of each bank: a sample of every category, since the "
-        "files list questions category by category (default: 1, all)",
+        help="ask every N-th question of each bank (default: 1, all). LoCoMo lists a "
+        "conversation's questions category by category, many to each, so this samples every "
+        "category; BEAM lists two to each, so an even N samples every other category only",
     )
     parser.add_argument("--banks", nargs="+", help="conversations to use (default: all)")
     parser.add_argument(
