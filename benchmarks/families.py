@@ -296,8 +296,7 @@ def _half_rows(
     for half, score in scores.items():
         banks = halves[half]
         chats = f"{banks[0]} … {banks[-1]}" if len(banks) > 1 else ", ".join(banks)
-        cells = " | ".join("n/a" if (v := score.recall.get(k)) is None else f"{v:.3f}" for k in ks)
-        lines.append(f"| {half} | {chats} | {score.questions} | {cells} |")
+        lines.append(f"| {half} | {chats} | {score.questions} | {_cells(score, ks)} |")
     return lines
 
 
@@ -310,11 +309,12 @@ def _recall_rows(report: Report, *, locomo: bool = False) -> list[str]:
     overall = report.overall_no_adversarial if locomo else report.overall
     scores = [*report.categories, overall]
     for score in scores:
-        cells = " | ".join(
-            "n/a" if (v := score.recall.get(k)) is None else f"{v:.3f}" for k in report.ks
-        )
-        lines.append(f"| {score.name} | {score.questions} | {cells} |")
+        lines.append(f"| {score.name} | {score.questions} | {_cells(score, report.ks)} |")
     return lines
+
+
+def _cells(score: Score, ks: Sequence[int]) -> str:
+    return " | ".join("n/a" if (v := score.recall.get(k)) is None else f"{v:.3f}" for k in ks)
 
 
 def _latency(report: Report) -> str:

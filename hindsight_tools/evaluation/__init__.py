@@ -14,7 +14,6 @@ Three layers, each a module that can be tested on its own:
 
 from hindsight_tools.evaluation.data import BankData, Dataset, Question, load_dataset
 from hindsight_tools.evaluation.report import (
-    ADVERSARIAL,
     ADVERSARIAL_NAME,
     CATEGORY_NAMES,
     DEFAULT_KS,
@@ -36,7 +35,6 @@ from hindsight_tools.evaluation.run import (
 )
 
 __all__ = [
-    "ADVERSARIAL",
     "ADVERSARIAL_NAME",
     "CATEGORY_NAMES",
     "DEFAULT_KS",

@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 DEFAULT_KS: tuple[int, ...] = (5, 10, 20, 50)
-ADVERSARIAL = 5
 # Questions left out of the "no adversarial" figures go by this name, not by number: LoCoMo
 # numbers its adversarial category 5, other data sets (BEAM's instruction following) use 5
 # for questions that must be counted.
