@@ -20,7 +20,7 @@ from hindsight_tools import MemoryEngine, Settings
 README = Path(__file__).resolve().parents[1] / "README.md"
 FENCE = re.compile(r"^```(\S*)[ \t]*$", flags=re.MULTILINE)
 PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```$", flags=re.DOTALL | re.MULTILINE)
-BANKS = ("alice", "alice-store", "alice-chat")
+BANKS = ("alice",)
 
 
 def python_blocks() -> list[str]:
