@@ -53,6 +53,7 @@ from hindsight_tools.encoders.embedding import default_embedder
 from hindsight_tools.evaluation import (
     DEFAULT_KS,
     BankData,
+    Question,
     QuestionResult,
     Report,
     RetainStats,
@@ -215,7 +216,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=1,
         help="ask every N-th question of each bank (default: 1, all). LoCoMo lists a "
         "conversation's questions category by category, many to each, so this samples every "
-        "category; BEAM lists two to each, so an even N samples every other category only",
+        "category; BEAM lists two to each, so an even N samples every other category only: "
+        "use --by-category there",
+    )
+    parser.add_argument(
+        "--by-category",
+        action="store_true",
+        help="with --every N, every N-th question of each category across all banks (in "
+        "file order) instead of every N-th of each bank, so every category is sampled "
+        "alike however the file lists them",
     )
     parser.add_argument("--banks", nargs="+", help="conversations to use (default: all)")
     parser.add_argument(
@@ -271,10 +280,37 @@ def select_banks(args: argparse.Namespace) -> list[BankData]:
     return banks[:QUICK_BANKS] if args.quick else banks
 
 
+def sample_questions(
+    banks: Sequence[BankData], every: int = 1, limit: int | None = None, by_category: bool = False
+) -> list[tuple[BankData, list[Question]]]:
+    """The questions each bank is asked: every ``every``-th of the bank (``by_category``:
+    of its category, counted over all banks in file order), then at most ``limit`` of
+    each bank."""
+    if not by_category:
+        return [(bank, list(bank.questions[::every][:limit])) for bank in banks]
+    seen: dict[int, int] = {}
+    taken: set[tuple[str, str]] = set()
+    for bank in banks:
+        for question in bank.questions:
+            place = seen.get(question.category, 0)
+            seen[question.category] = place + 1
+            # each category starts at its own place, so that the banks are asked alike
+            # too when a file lists few questions to each category
+            if (place + question.category) % every == 0:
+                taken.add((bank.bank, question.qid))
+    return [
+        (bank, [q for q in bank.questions if (bank.bank, q.qid) in taken][:limit]) for bank in banks
+    ]
+
+
 def run_system(
-    system: System, banks: Sequence[BankData], limit: int | None, every: int = 1
+    system: System,
+    banks: Sequence[BankData],
+    limit: int | None,
+    every: int = 1,
+    by_category: bool = False,
 ) -> SystemRun:
-    """Retain every bank, warm up once, then ask every question; the scored run."""
+    """Retain every bank, warm up once, then ask the sampled questions; the scored run."""
     total = sum(len(bank.items) for bank in banks)
     seconds = 0.0
     with tqdm(total=total, unit="memory", desc=f"{system.name}: retain") as bar:
@@ -283,7 +319,7 @@ def run_system(
             system.retain(bank.bank, bank.items)
             seconds += time.perf_counter() - started
             bar.update(len(bank.items))
-    asked = [(bank, bank.questions[::every][:limit]) for bank in banks]
+    asked = sample_questions(banks, every, limit, by_category)
     depth = max(DEFAULT_KS)
     warm = next(((b, qs[0]) for b, qs in asked if qs), None)
     if warm is not None:  # model loading and cold caches stay out of the percentiles
@@ -333,7 +369,7 @@ def run_all(
         for key in sorted(args.systems, key=lambda k: k not in OPTIONAL):
             system = SYSTEMS[key](context)
             try:
-                by_key[key] = run_system(system, banks, args.limit, args.every)
+                by_key[key] = run_system(system, banks, args.limit, args.every, args.by_category)
             finally:
                 system.close()
         runs = [by_key[key] for key in args.systems]
@@ -404,6 +440,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         banks=[bank.bank for bank in banks],
         limit=args.limit,
         every=args.every,
+        by_category=args.by_category,
         facts=facts,
         versions=package_versions(),
         images=images,

