@@ -36,6 +36,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -288,19 +289,18 @@ def sample_questions(
     each bank."""
     if not by_category:
         return [(bank, list(bank.questions[::every][:limit])) for bank in banks]
-    seen: dict[int, int] = {}
-    taken: set[tuple[str, str]] = set()
+    seen: Counter[int] = Counter()
+    asked = []
     for bank in banks:
+        taken = []
         for question in bank.questions:
-            place = seen.get(question.category, 0)
-            seen[question.category] = place + 1
             # each category starts at its own place, so that the banks are asked alike
             # too when a file lists few questions to each category
-            if (place + question.category) % every == 0:
-                taken.add((bank.bank, question.qid))
-    return [
-        (bank, [q for q in bank.questions if (bank.bank, q.qid) in taken][:limit]) for bank in banks
-    ]
+            if (seen[question.category] + question.category) % every == 0:
+                taken.append(question)
+            seen[question.category] += 1
+        asked.append((bank, taken[:limit]))
+    return asked
 
 
 def run_system(
