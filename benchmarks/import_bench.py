@@ -1,7 +1,7 @@
 """Bulk import throughput: memories/s with vectors given, and with the encoders in the path.
 
     .venv/bin/python -m benchmarks.import_bench [--memories 20000] [--encoded 4000]
-        [--background 0] [--batch 250] [--out docs/benchmarks/import.md]
+        [--background 0] [--batch 1000] [--out docs/benchmarks/import.md]
 
 The memories are the recall benchmark's synthetic lives (`benchmarks/recall_bench_data.py`:
 template text over invented people, places and activities, dates over three years, tags),
@@ -17,16 +17,16 @@ text's components, summed, plus noise, so near-repeats are as close as real ones
    (the embedding model, then the late-interaction model, one after the other, as import
    runs them): the import's rate as a share of what the encoders alone allow.
 
-3. **Vector indexes set aside**: the items of 1, and those of 2, with
-   `defer_vector_indexes`, each into a store of its own holding the same background: the
-   HNSW indexes dropped for the load and built once after it, the build counted in the
+3. **Indexes set aside**: the items of 1, and those of 2, with `defer_indexes`, each into
+   a store of its own holding the same background: the HNSW indexes and the index of
+   incoming links dropped for the load and built once after it, the build counted in the
    time. With `--database-url` there is one database: these run last, in it, and each
    build covers the other runs' rows too.
 4. **Where a memory's write time goes**: the given bank's last 1,000 memories and their
    links inserted again into copies of the tables that hold the rest, the indexes and
    foreign keys of the real tables added one kind at a time (HNSW upkeep, link rows and
-   their indexes); what is left of the import's time per memory is the temporal links'
-   neighbour search, the keyword postings and the rest.
+   their indexes); what is left of the import's time per memory is the keyword postings,
+   entities and the rest.
 
 Each run uses throw-away data directories.
 """
@@ -85,12 +85,10 @@ def _timed_import(
     bank: str,
     items: list[dict[str, Any]],
     batch: int,
-    defer_vector_indexes: bool = False,
+    defer_indexes: bool = False,
 ) -> float:
     started = time.perf_counter()
-    result = engine.import_memories(
-        bank, items, batch_size=batch, defer_vector_indexes=defer_vector_indexes
-    )
+    result = engine.import_memories(bank, items, batch_size=batch, defer_indexes=defer_indexes)
     elapsed = time.perf_counter() - started
     assert result.imported == len(items), result
     return elapsed
@@ -108,7 +106,7 @@ def _aside(
     with MemoryEngine(settings=Settings(data_dir=folder), embedder=embedder) as engine:
         if background:
             _timed_import(engine, "background", background, batch)
-        return _timed_import(engine, "import-aside", items, batch, defer_vector_indexes=True)
+        return _timed_import(engine, "import-aside", items, batch, defer_indexes=True)
 
 
 def _link_counts(engine: MemoryEngine, bank: str) -> dict[str, int]:
@@ -206,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> str:
     parser.add_argument("--memories", type=int, default=20_000)
     parser.add_argument("--encoded", type=int, default=4_000)
     parser.add_argument("--background", type=int, default=0)
-    parser.add_argument("--batch", type=int, default=250)
+    parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--out", type=Path)
     parser.add_argument(
         "--database-url", help="an empty database to use instead of a throw-away embedded one"
@@ -244,10 +242,10 @@ def main(argv: Sequence[str] | None = None) -> str:
                 others = args.background + args.memories + args.encoded
                 others_encoded = others + args.memories
                 deferred_seconds = _timed_import(
-                    engine, "import-deferred", given, args.batch, defer_vector_indexes=True
+                    engine, "import-deferred", given, args.batch, defer_indexes=True
                 )
                 deferred_encoded_seconds = _timed_import(
-                    engine, "encoded-deferred", encoded, args.batch, defer_vector_indexes=True
+                    engine, "encoded-deferred", encoded, args.batch, defer_indexes=True
                 )
         if args.database_url is None:  # each in a store of its own, with the same background
             others = others_encoded = args.background
@@ -277,12 +275,14 @@ def main(argv: Sequence[str] | None = None) -> str:
         "|---|---:|---:|---:|",
         f"| vectors given, into a store of {args.background:,} others | {args.memories:,} | "
         f"{given_seconds:.1f} | {args.memories / given_seconds:,.0f} |",
-        f"| vectors given, vector indexes set aside and built after the load, into a store "
+        f"| vectors given, vector and link indexes set aside and built after the load, into a "
+        f"store "
         f"of {others:,} others | {args.memories:,} | {deferred_seconds:.1f} | "
         f"{args.memories / deferred_seconds:,.0f} |",
         f"| encoders in the path | {args.encoded:,} | {encoded_seconds:.1f} | "
         f"{args.encoded / encoded_seconds:,.0f} |",
-        f"| encoders in the path, vector indexes set aside and built after the load, into a "
+        f"| encoders in the path, vector and link indexes set aside and built after the load, "
+        f"into a "
         f"store of {others_encoded:,} others | {args.encoded:,} | "
         f"{deferred_encoded_seconds:.1f} | "
         f"{args.encoded / deferred_encoded_seconds:,.0f} |",
@@ -290,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> str:
         f"{encoder_seconds:.1f} | {args.encoded / encoder_seconds:,.0f} |",
         "",
         f"Encoders in the path run at **{encoder_seconds / encoded_seconds:.0%}** of the "
-        "encoders' own throughput; with the vector indexes set aside, at "
+        "encoders' own throughput; with the vector and link indexes set aside, at "
         f"**{encoder_seconds / deferred_encoded_seconds:.0%}**.",
         "",
         "Links made by the import with vectors given: "
@@ -308,10 +308,11 @@ def main(argv: Sequence[str] | None = None) -> str:
         *(f"| {label} | {ms:.2f} |" for label, ms in costs),
         f"| all of the above | {sum(ms for _, ms in costs):.2f} |",
         "",
-        "The rest of the import's time goes to the temporal links' neighbour search, the "
-        "keyword postings, entities, the staging copy and the round trips; the semantic "
-        "links' neighbours are found in the importing process, beside the database's write "
-        "of the batch before (`hindsight_tools/retain/neighbours.py`).",
+        "The rest of the import's time goes to the keyword postings, entities, the staging "
+        "copy and the round trips; the semantic and temporal links' neighbours are found in "
+        "the importing process, beside the database's write of the batch before "
+        "(`hindsight_tools/retain/neighbours.py`, `hindsight_tools/retain/timeline.py`), "
+        "and written by COPY.",
         "",
     ]
     report = "\n".join(lines)

@@ -9,7 +9,7 @@ measured at 110–250 memories/s by `benchmarks/import_bench.py`; a million-memo
 would take hours that way. Built in passes, the store ends with the
 same schema (every index and constraint is put back from the catalogue's own definition),
 the same rows, and links made by the engine's own statement
-(:func:`~hindsight_tools.retain.plans.link_plan`) with the engine's settings. What differs:
+(:func:`~hindsight_tools.retain.links.link_plan`) with the engine's settings. What differs:
 a memory retained over time links to the memories before it, while here every
 memory links to its nearest neighbours among all of its bank's memories, the same rule run
 once at the end. Late-interaction vectors are drawn from a pool of real ones
@@ -37,12 +37,12 @@ from tqdm import tqdm
 from benchmarks.recall_bench_data import Memory
 from benchmarks.recall_bench_vectors import CompositeEmbedder
 from hindsight_tools import MemoryEngine, Settings
-from hindsight_tools.retain.plans import link_plan
+from hindsight_tools.retain.links import link_plan
 from hindsight_tools.runtime.plan import run_plan
-from hindsight_tools.store.vector_indexes import VECTOR_INDEXES as STORE_VECTOR_INDEXES
+from hindsight_tools.store.deferred_indexes import VECTOR_INDEXES as STORE_VECTOR_INDEXES
 
 VECTOR_INDEXES = tuple(STORE_VECTOR_INDEXES)
-LINK_INDEXES = ("memory_links_from", "memory_links_to")
+LINK_INDEXES = ("memory_links_to",)
 IMPORT_BATCH = 2000
 LINK_BATCH = 500
 WORKERS = 2  # one per core: PostgreSQL does the work, these threads only wait on it
@@ -163,13 +163,14 @@ def build_store(
             conn.execute("ANALYZE")
         times.vector_indexes = time.perf_counter() - started
 
-    with MemoryEngine(settings=settings, embedder=embedder) as engine:
+        # The same engine links them: a new one would first build the incoming-links index
+        # set aside above, as an engine opening a store without it does.
         started = time.perf_counter()
         with tqdm(total=total, desc="links", unit="memory") as bar:
 
             def link(bank: str, ids: Sequence[str]) -> None:
-                with engine._pool.connection() as conn:
-                    run_plan(conn, link_plan(bank, ids, engine.settings))
+                with loader._pool.connection() as conn:
+                    run_plan(conn, link_plan(bank, ids, settings))
                 bar.update(len(ids))
 
             tasks = [
@@ -181,13 +182,13 @@ def build_store(
         times.links = time.perf_counter() - started
 
         started = time.perf_counter()
-        late = engine._core.late_interaction
+        late = loader._core.late_interaction
         if late is not None:
-            with psycopg.connect(engine.database_url, autocommit=True) as conn:
+            with psycopg.connect(loader.database_url, autocommit=True) as conn:
                 token_vectors(conn, late.encode_documents, banks)
         times.token_vectors = time.perf_counter() - started
 
-        with psycopg.connect(engine.database_url, autocommit=True) as conn:
+        with psycopg.connect(loader.database_url, autocommit=True) as conn:
             started = time.perf_counter()
             put_back(conn, links_aside)
             times.link_indexes = time.perf_counter() - started

@@ -115,12 +115,13 @@ class Settings(BaseSettings):
         "times that while they are read at the start, and 64 MB of working space); past "
         "it, and at 0, as retain does.",
     )
-    vector_index_build_memory: str = Field(
+    index_build_memory: str = Field(
         default="1GB",
         pattern=r"^\d+\s*(kB|MB|GB|TB)$",
-        description="maintenance_work_mem for building a vector index over rows already "
-        "stored (an import with its vector indexes set aside, or an engine putting back a "
-        "missing one); a graph larger than this is built partly on disk.",
+        description="maintenance_work_mem for building an index over rows already "
+        "stored (an import with its vector and link indexes set aside, or an engine putting "
+        "back a missing one); a graph larger than this is built partly on disk. Two are "
+        "built at once, each with this much.",
     )
     temporal_link_window_hours: float = Field(default=24.0, gt=0)
     temporal_link_max: int = Field(default=20, ge=0)

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
 from hindsight_tools import MemoryEngine, Settings
-from hindsight_tools.store.vector_indexes import VECTOR_INDEXES
+from hindsight_tools.store.deferred_indexes import DEFERRED_INDEXES
 
 TEST_DATABASE_URL_VARIABLE = "HINDSIGHT_TEST_DATABASE_URL"
 SETTINGS_PREFIX = "HINDSIGHT_API_"
@@ -77,6 +77,13 @@ def bank(engine: MemoryEngine) -> Iterator[str]:
     bank_id = f"test-{uuid.uuid4().hex[:12]}"
     yield bank_id
     engine.delete_bank(bank_id)
+
+
+@pytest.fixture
+def other_bank(engine: MemoryEngine) -> Iterator[str]:
+    """A second bank, to compare with ``bank``."""
+    yield "import-twin"
+    engine.delete_bank("import-twin")
 
 
 @pytest.fixture
@@ -149,13 +156,13 @@ hypothesis_settings.register_profile(
 hypothesis_settings.load_profile(os.environ.get("HINDSIGHT_HYPOTHESIS_PROFILE", "ci"))
 
 
-_VECTOR_INDEXES = """
+_DEFERRED_INDEXES = """
 SELECT indexname, indexdef FROM pg_indexes
-WHERE tablename = 'memory_units' AND indexname = ANY(%s) ORDER BY indexname
+WHERE schemaname = current_schema() AND indexname = ANY(%s) ORDER BY indexname
 """
 
 
-def vector_indexes(db: psycopg.Connection[tuple[Any, ...]]) -> list[tuple[str, str]]:
-    """The store's vector indexes (name, definition) that are there."""
-    rows = db.execute(_VECTOR_INDEXES, (list(VECTOR_INDEXES),)).fetchall()
+def deferred_indexes(db: psycopg.Connection[tuple[Any, ...]]) -> list[tuple[str, str]]:
+    """The store's indexes an import may set aside (name, definition) that are there."""
+    rows = db.execute(_DEFERRED_INDEXES, (list(DEFERRED_INDEXES),)).fetchall()
     return [(str(name), str(definition)) for name, definition in rows]

@@ -22,9 +22,8 @@ from hindsight_tools import (
     Settings,
     StoreError,
 )
-from hindsight_tools.retain import plans
-from hindsight_tools.store.vector_indexes import VECTOR_INDEXES
-from tests.conftest import BANK_TABLES, count, vector_indexes
+from hindsight_tools.store.deferred_indexes import DEFERRED_INDEXES
+from tests.conftest import BANK_TABLES, count, deferred_indexes
 from tests.test_cli import cli
 
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -76,12 +75,6 @@ def _bank_rows(db: Conn, bank: str) -> dict[str, list[tuple[Any, ...]]]:
     return {table: db.execute(q, (bank,)).fetchall() for table, q in queries.items()}
 
 
-@pytest.fixture
-def other_bank(engine: MemoryEngine) -> Iterator[str]:
-    yield "import-twin"
-    engine.delete_bank("import-twin")
-
-
 def test_an_import_stores_what_retain_stores(
     engine: MemoryEngine, bank: str, other_bank: str, db: Conn
 ) -> None:
@@ -125,107 +118,6 @@ def _holding(limit: int) -> Any:
             yield other
 
     return holding
-
-
-sql_links = _holding(0)
-holds_25 = _holding(25)
-
-
-def _imported_beside(
-    engine: MemoryEngine,
-    sql_links: MemoryEngine,
-    banks: tuple[str, str],
-    db: Conn,
-    items: list[dict[str, Any]],
-    written_beside: list[dict[str, Any]],
-) -> dict[str, list[tuple[Any, ...]]]:
-    """Import ``items`` into the first bank with ``engine`` and into the second with links
-    found in SQL, another writer retaining ``written_beside`` into each bank as the third
-    batch is read; the first bank's rows, checked to equal the second's."""
-
-    def with_a_write_beside(target: str) -> Iterator[dict[str, Any]]:
-        for i, item in enumerate(items):
-            if i == 20:
-                sql_links.retain(target, written_beside)
-            yield item
-
-    engine.import_memories(banks[0], with_a_write_beside(banks[0]), batch_size=10)
-    sql_links.import_memories(banks[1], with_a_write_beside(banks[1]), batch_size=10)
-    found = _bank_rows(db, banks[0])
-    _assert_same_rows(found, _bank_rows(db, banks[1]))
-    return found
-
-
-def test_with_nobody_else_writing_every_batch_uses_the_links_found_in_process(
-    engine: MemoryEngine, bank: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    given: list[bool] = []
-    sql_path = plans.link_plan
-
-    def spied(bank_id: str, ids: Any, settings: Settings, semantic: Any = None) -> Any:
-        given.append(semantic is not None)
-        return sql_path(bank_id, ids, settings, semantic)
-
-    monkeypatch.setattr(plans, "link_plan", spied)
-    engine.import_memories(bank, _items(20), batch_size=10)  # a second import loads them
-    engine.import_memories(bank, _items(30), batch_size=10)
-    assert given == [True] * 3
-
-
-def test_links_found_in_the_importing_process_give_way_when_the_bank_changes_beside_it(
-    engine: MemoryEngine, sql_links: MemoryEngine, bank: str, other_bank: str, db: Conn
-) -> None:
-    items = _items(50)
-    # near-repeats of the later items, written into the bank while the import runs
-    extras = [{**item, "id": f"x{item['id']}"} for item in items[30:36]]
-    found = _imported_beside(engine, sql_links, (bank, other_bank), db, items, extras)
-    assert any(to.startswith("x") for f, to, t, _ in found["memory_links"] if f >= "m0030")
-
-
-def test_links_found_in_the_importing_process_give_way_when_a_memory_changes_beside_it(
-    engine: MemoryEngine, sql_links: MemoryEngine, bank: str, other_bank: str, db: Conn
-) -> None:
-    """A memory retained again with another text: the bank's size stays, its vector
-    doesn't."""
-    items = _items(50)
-    changed = {**items[3], "text": "The quarterly tax return was filed with the accountant"}
-    _imported_beside(engine, sql_links, (bank, other_bank), db, items, [changed])
-
-
-def test_links_found_in_the_importing_process_give_way_when_memories_are_deleted_beside_it(
-    engine: MemoryEngine, sql_links: MemoryEngine, bank: str, db: Conn
-) -> None:
-    """Links carry no foreign keys: a link the import found among the vectors it holds
-    must not reach a memory deleted since."""
-    items = _items(50)
-    gone = [item["id"] for item in items[:10]]
-
-    def with_a_delete_beside() -> Iterator[dict[str, Any]]:
-        for i, item in enumerate(items):
-            if i == 20:  # the first batch is stored, the vectors held still have it
-                assert sql_links.delete_memories(bank, gone) == len(gone)
-            yield item
-
-    engine.import_memories(bank, with_a_delete_beside(), batch_size=10)
-    dangling = db.execute(
-        "SELECT count(*) FROM memory_links l WHERE l.bank_id = %s AND EXISTS ("
-        " SELECT FROM unnest(ARRAY[l.from_unit_id, l.to_unit_id]) AS e(id) WHERE NOT EXISTS ("
-        "  SELECT FROM memory_units m WHERE m.bank_id = l.bank_id AND m.id = e.id))",
-        (bank,),
-    ).fetchone()
-    assert dangling == (0,)
-    assert count(db, "memory_units", bank) == len(items) - len(gone)
-
-
-def test_past_the_size_held_in_memory_the_import_goes_on_finding_links_in_sql(
-    holds_25: MemoryEngine, sql_links: MemoryEngine, bank: str, other_bank: str, db: Conn
-) -> None:
-    items = _items(45)
-    holds_25.import_memories(bank, items[:5], batch_size=10)  # loaded when resumed
-    holds_25.import_memories(bank, items, batch_size=10)
-    sql_links.import_memories(other_bank, items[:5], batch_size=10)
-    sql_links.import_memories(other_bank, items, batch_size=10)
-    _assert_same_rows(_bank_rows(db, bank), _bank_rows(db, other_bank))
 
 
 def test_given_embeddings_are_kept_and_late_interaction_is_left_to_the_backfill(
@@ -445,12 +337,12 @@ def test_import_from_the_command_line_resumes(
     done = cli(settings, "import", str(head), "--bank", bank, "--batch-size", "5")
     assert done.returncode == 0, done.stderr
     assert "imported 12 memories" in done.stdout
-    args = ("import", str(path), "--bank", bank, "--batch-size", "5", "--defer-vector-indexes")
+    args = ("import", str(path), "--bank", bank, "--batch-size", "5", "--defer-indexes")
     done = cli(settings, *args)
     assert done.returncode == 0, done.stderr
     assert "imported 18 memories" in done.stdout and "skipped 12" in done.stdout
-    assert "vector indexes were set aside for the load and built after it" in done.stdout
-    assert len(vector_indexes(db)) == len(VECTOR_INDEXES)
+    assert "vector and link indexes were set aside for the load and built after it" in done.stdout
+    assert len(deferred_indexes(db)) == len(DEFERRED_INDEXES)
     assert f"run hindsight-tools backfill --bank {bank}" in done.stdout
     assert count(db, "memory_units", bank) == 30
     assert count(db, "memory_token_vectors", bank) == 15  # the lines without a vector

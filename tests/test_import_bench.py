@@ -20,14 +20,14 @@ def test_the_import_benchmark_reports_both_paths(scratch_db: str) -> None:
     )
     encoded = re.search(r"\| encoders in the path \| 20 \| [\d.]+ \| ([\d,]+) \|", report)
     encoded_aside = re.search(
-        r"\| encoders in the path, vector indexes set aside and built after the load, into a "
-        r"store of 140 others \| 20 \|",
+        r"\| encoders in the path, vector and link indexes set aside and built after the load, "
+        r"into a store of 140 others \| 20 \|",
         report,
     )
-    assert encoded_aside and "with the vector indexes set aside, at **" in report, report
+    assert encoded_aside and "with the vector and link indexes set aside, at **" in report, report
     deferred = re.search(
-        r"\| vectors given, vector indexes set aside and built after the load, into a store "
-        r"of 80 others \| 60 \| [\d.]+ \| ([\d,]+) \|",
+        r"\| vectors given, vector and link indexes set aside and built after the load, into a "
+        r"store of 80 others \| 60 \| [\d.]+ \| ([\d,]+) \|",
         report,
     )
     alone = re.search(r"\| the encoders alone, same texts and batches \| 20 \|", report)

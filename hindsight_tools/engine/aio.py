@@ -222,17 +222,17 @@ class AsyncMemoryEngine:
         bank_id: str,
         items: Iterable[MemoryItem | Mapping[str, Any]],
         *,
-        batch_size: int = 250,
+        batch_size: int = 1000,
         embedding_model: str | None = None,
         progress: Callable[[int], object] | None = None,
-        defer_vector_indexes: bool = False,
+        defer_indexes: bool = False,
     ) -> ImportResult:
         """See :meth:`MemoryEngine.import_memories`."""
         core = await self._ready()
         program = core.import_program(
-            bank_id, items, batch_size, embedding_model, progress, defer_vector_indexes
+            bank_id, items, batch_size, embedding_model, progress, defer_indexes
         )
-        if defer_vector_indexes is not True:
+        if defer_indexes is not True:
             return await self._drive(program)
         try:
             result = await self._drive(program)
@@ -240,9 +240,9 @@ class AsyncMemoryEngine:
             # The import's own error is the one to see; an engine's next start builds what
             # this could not.
             with contextlib.suppress(HindsightError):
-                await self._drive(core.vector_index_program())
+                await self._drive(core.index_program())
             raise
-        await self._drive(core.vector_index_program())
+        await self._drive(core.index_program())
         return result
 
     async def backfill_token_vectors(self, bank_id: str | None = None, *, batch: int = 256) -> int:

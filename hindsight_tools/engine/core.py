@@ -59,8 +59,8 @@ from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.runtime.program import Blocking, Parallel, ParallelResult, Program
 from hindsight_tools.settings import Settings
 from hindsight_tools.store import bootstrap as store
+from hindsight_tools.store.deferred_indexes import build_missing_indexes
 from hindsight_tools.store.embedded import EmbeddedServer, acquire_server
-from hindsight_tools.store.vector_indexes import build_missing_vector_indexes
 from hindsight_tools.validation import (
     parse_items,
     problems_from_pydantic,
@@ -156,7 +156,7 @@ class EngineCore:
                 conninfo,
                 self.embedder.dimension,
                 canonical_model_name(self.embedder.name),
-                self.settings.vector_index_build_memory,
+                self.settings.index_build_memory,
             )
         except BaseException:
             if server is not None:
@@ -184,7 +184,7 @@ class EngineCore:
         batch_size: int,
         embedding_model: str | None,
         progress: Callable[[int], object] | None = None,
-        defer_vector_indexes: bool = False,
+        defer_indexes: bool = False,
     ) -> Program[ImportResult]:
         validate_bank_id(bank_id)
         if (
@@ -201,12 +201,12 @@ class EngineCore:
                     )
                 ]
             )
-        if not isinstance(defer_vector_indexes, bool):
+        if not isinstance(defer_indexes, bool):
             raise InvalidRequestError(
                 [
                     FieldProblem(
-                        "defer_vector_indexes",
-                        f"must be true or false, got {defer_vector_indexes!r}",
+                        "defer_indexes",
+                        f"must be true or false, got {defer_indexes!r}",
                     )
                 ]
             )
@@ -222,13 +222,13 @@ class EngineCore:
                 self.encode,
                 self.settings,
                 progress,
-                defer_vector_indexes,
+                defer_indexes,
             )
         )
 
-    def vector_index_program(self) -> Program[list[str]]:
-        """Build the vector indexes the store lacks; the ones built."""
-        return build_missing_vector_indexes(self.settings.vector_index_build_memory)
+    def index_program(self) -> Program[list[str]]:
+        """Build the deferrable indexes the store lacks; the ones built."""
+        return build_missing_indexes(self.settings.index_build_memory)
 
     def _checked(self, chunk: Sequence[Any], start: int) -> list[MemoryItem]:
         parsed = parse_items(chunk, self.settings, first_index=start, unique_ids=False)

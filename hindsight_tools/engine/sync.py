@@ -163,10 +163,10 @@ class MemoryEngine:
         bank_id: str,
         items: Iterable[MemoryItem | Mapping[str, Any]],
         *,
-        batch_size: int = 250,
+        batch_size: int = 1000,
         embedding_model: str | None = None,
         progress: Callable[[int], object] | None = None,
-        defer_vector_indexes: bool = False,
+        defer_indexes: bool = False,
     ) -> ImportResult:
         """Write a large stream of memories into ``bank_id``, ``batch_size`` per transaction.
 
@@ -177,18 +177,18 @@ class MemoryEngine:
         those are not re-embedded, and :meth:`backfill_token_vectors` gives them their
         late-interaction vectors later. ``progress`` is called with each batch's size.
 
-        ``defer_vector_indexes`` drops the store's HNSW indexes for the load and builds
-        them once after it (also when it fails), the way a restore does: 20,000 memories
-        with their vectors went in about twice as fast into an empty store, but every
-        bank's searches go without the indexes until then. For loading a store nobody
-        searches meanwhile. They are kept when the bank is larger than the import holds in
-        memory (``import_link_exact_max_units``); ``vector_indexes_deferred`` in the
-        result says which.
+        ``defer_indexes`` drops the store's HNSW indexes and its index of incoming links
+        for the load and builds them once after it (also when it fails), the way a restore
+        does: 20,000 memories with their vectors went in about four times as fast into an
+        empty store, but every bank's searches go without the indexes until then. For
+        loading a store nobody searches meanwhile. They are kept when the bank is larger
+        than the import holds in memory (``import_link_exact_max_units``);
+        ``indexes_deferred`` in the result says which.
         """
         program = self._core.import_program(
-            bank_id, items, batch_size, embedding_model, progress, defer_vector_indexes
+            bank_id, items, batch_size, embedding_model, progress, defer_indexes
         )
-        if defer_vector_indexes is not True:
+        if defer_indexes is not True:
             return self._drive(program)
         try:
             result = self._drive(program)
@@ -196,9 +196,9 @@ class MemoryEngine:
             # The import's own error is the one to see; an engine's next start builds what
             # this could not.
             with contextlib.suppress(HindsightError):
-                self._drive(self._core.vector_index_program())
+                self._drive(self._core.index_program())
             raise
-        self._drive(self._core.vector_index_program())
+        self._drive(self._core.index_program())
         return result
 
     def backfill_token_vectors(self, bank_id: str | None = None, *, batch: int = 256) -> int:

@@ -7,9 +7,10 @@ one statement, keyword postings, entities and links following set-wise
 (:func:`~hindsight_tools.retain.plans.derive`). A memory whose id the bank already holds is
 skipped, not replaced: running an interrupted import again resumes it.
 
-While the bank fits ``import_link_exact_max_units``, a batch's semantic links are found in
-this process (:mod:`~hindsight_tools.retain.neighbours`) with its encoding, beside the
-database writing the batch before; the write checks that the bank holds what they assumed
+While the bank fits ``import_link_exact_max_units``, a batch's semantic and temporal links
+are found in this process (:mod:`~hindsight_tools.retain.neighbours`,
+:mod:`~hindsight_tools.retain.timeline`) with its encoding, beside the database writing the
+batch before, and written by COPY; the write checks that the bank holds what they assumed
 and otherwise finds them in SQL, as retain does.
 """
 
@@ -26,30 +27,33 @@ from psycopg.types.json import Json
 from hindsight_tools.encoders.embedding import Vectors
 from hindsight_tools.models import ImportResult, MemoryItem
 from hindsight_tools.query.entities import EntityExtractor
-from hindsight_tools.retain.neighbours import NeighbourIndex, SemanticLinks
+from hindsight_tools.retain.links import FoundLinks
+from hindsight_tools.retain.neighbours import NeighbourIndex
 from hindsight_tools.retain.plans import (
-    BANK_STATE,
     BANK_VERSION,
+    HELD_STATE,
     LOCK_BANK,
+    HeldBank,
     bank_vectors_plan,
     derive,
     existing_ids_plan,
     write_sources,
 )
+from hindsight_tools.retain.timeline import Timeline
 from hindsight_tools.retain.units import PreparedItem, prepare_items, with_content_ids
 from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.runtime.program import Blocking, Parallel, ParallelResult, Program
 from hindsight_tools.settings import Settings
-from hindsight_tools.store.vector_indexes import (
-    build_missing_vector_indexes,
-    drop_vector_indexes_plan,
+from hindsight_tools.store.deferred_indexes import (
+    build_missing_indexes,
+    drop_indexes_plan,
 )
 
 T = TypeVar("T")
 # A batch's embeddings, and its late-interaction vectors (None where none were computed).
 Encoded = tuple[Vectors, list[bytes | None] | None]
-# A batch ready to write: its vectors, and its semantic links when found in this process.
-Ready = tuple[Encoded, SemanticLinks | None]
+# A batch ready to write: its rows, its vectors, and its links when found in this process.
+Ready = tuple[list[PreparedItem], Encoded, FoundLinks | None]
 
 _STAGE = """
 CREATE TEMP TABLE hindsight_import_stage (
@@ -152,33 +156,61 @@ class WrittenBatch:
     bank_version: str | None = None
 
 
+@dataclass
+class _Held:
+    """The bank as this import holds it, to find a batch's links in this process."""
+
+    neighbours: NeighbourIndex
+    timeline: Timeline | None  # None: temporal links are off
+
+
 def _ready(
     encode: Callable[[Sequence[MemoryItem]], Encoded],
-    neighbours: NeighbourIndex | None,
-    items: Sequence[MemoryItem],
+    extractor: EntityExtractor,
+    held: _Held | None,
+    batch: _Batch,
 ) -> Ready:
-    encoded = encode(items)
-    if neighbours is None:
-        return encoded, None
-    return encoded, neighbours.add([item.id or "" for item in items], encoded[0])
+    prepared = prepare_items(batch.fresh, extractor, batch.positions)
+    encoded = encode(batch.fresh)
+    if held is None:
+        return prepared, encoded, None
+    ids = [item.id or "" for item in batch.fresh]
+    semantic = held.neighbours.add(ids, encoded[0])
+    if semantic is None:
+        return prepared, encoded, None
+    temporal = None
+    if held.timeline is not None:
+        times = [item.occurred_start or item.mentioned_at for item in batch.fresh]
+        temporal = held.timeline.add(ids, times)
+    return prepared, encoded, FoundLinks(semantic, temporal)
 
 
-def _neighbour_index(
-    bank_id: str, settings: Settings
-) -> Program[tuple[NeighbourIndex | None, str | None]]:
-    """The bank's vectors held for the import, and the version of the bank they are."""
+def _held_bank(bank_id: str, settings: Settings) -> Program[tuple[_Held | None, str | None]]:
+    """The bank's vectors and event times held for the import, and the version of the
+    bank they are."""
     limit = settings.import_link_exact_max_units
     if settings.semantic_link_top_k <= 0 or limit <= 0:
         return None, None
-    found: ParallelResult = yield Parallel({"vectors": bank_vectors_plan(bank_id, limit)})
-    held = found["vectors"][0]
-    if held is None:
+    found: ParallelResult = yield Parallel({"bank": bank_vectors_plan(bank_id, limit)})
+    bank: HeldBank | None = found["bank"][0]
+    if bank is None:
         return None, None
-    ids, vectors, version = held
-    index = NeighbourIndex(
-        ids, vectors, limit, settings.semantic_link_top_k, settings.semantic_link_threshold
+    neighbours = NeighbourIndex(
+        bank.ids,
+        bank.vectors,
+        limit,
+        settings.semantic_link_top_k,
+        settings.semantic_link_threshold,
     )
-    return index, version
+    timeline = None
+    if settings.temporal_link_max > 0:
+        timeline = Timeline(
+            bank.ids,
+            bank.times,
+            settings.temporal_link_window_hours,
+            settings.temporal_link_max,
+        )
+    return _Held(neighbours, timeline), bank.version
 
 
 @dataclass
@@ -196,68 +228,78 @@ def import_batches(
     encode: Callable[[Sequence[MemoryItem]], Encoded],
     settings: Settings,
     progress: Callable[[int], object] | None = None,
-    defer_vector_indexes: bool = False,
+    defer_indexes: bool = False,
 ) -> Program[ImportResult]:
     """The import as a program: each batch written in its own transaction while the next
-    one is encoded, so an import whose items bring no vectors runs at about the encoders'
-    pace instead of encoders plus database.
+    one is encoded and the one after it read, so an import whose items bring no vectors
+    runs at about the encoders' pace instead of encoders plus database, and one whose items
+    bring them at about the database's.
 
-    With ``defer_vector_indexes`` the store's vector indexes are dropped while this process
-    finds the links (:mod:`~hindsight_tools.store.vector_indexes`) and built again as soon
-    as it no longer does; the caller builds them after the last batch, or after a failure.
+    With ``defer_indexes`` the store's vector indexes and its index of incoming links are
+    dropped while this process finds the links
+    (:mod:`~hindsight_tools.store.deferred_indexes`) and built again as soon as it no longer
+    does; the caller builds them after the last batch, or after a failure.
 
     When reading, checking or encoding a batch fails (a bad item, a failing source, the
     model), the batch before it is written first and the error raised after; a database
     error stops the import where it is. Either way the batches written stay, and running
     the import again goes on from there."""
     tally = _Tally()
-    neighbours, version = yield from _neighbour_index(bank_id, settings)
+    held, version = yield from _held_bank(bank_id, settings)
     # The SQL path of the links walks the vector index: set aside only while it isn't used,
     # and not when the first batch would already take the bank past what is held.
     links_in_sql = settings.semantic_link_top_k > 0
-    room = neighbours is not None and neighbours.room_for(reader.size)
-    deferred = defer_vector_indexes and (room or not links_in_sql)
+    room = held is not None and held.neighbours.room_for(reader.size)
+    deferred = defer_indexes and (room or not links_in_sql)
     deferred_at_all = deferred
     if deferred:
-        yield Parallel({"drop": drop_vector_indexes_plan()})
-    current = yield from _fresh_batch(bank_id, reader, tally, frozenset())
+        yield Parallel({"drop": drop_indexes_plan()})
+    # Three batches at once: one written, the next encoded, the one after read and checked.
+    first = yield Blocking(functools.partial(_captured, reader.next))
+    current = yield from _fresh_batch(bank_id, first, tally, frozenset())
     if isinstance(current, _Failed):
         raise current.error
-    ready: Ready | None = None
+    ready: Ready | _Failed | None = None
     if current is not None and current.fresh:
-        ready = yield Blocking(functools.partial(_ready, encode, neighbours, current.fresh))
+        ready = yield Blocking(functools.partial(_ready, encode, extractor, held, current))
+    read_ahead = None
+    if current is not None:
+        read_ahead = yield Blocking(functools.partial(_captured, reader.next))
     while current is not None:
         pending = frozenset(item.id for item in current.fresh if item.id is not None)
-        upcoming = yield from _fresh_batch(bank_id, reader, tally, pending)
+        upcoming = yield from _fresh_batch(bank_id, read_ahead, tally, pending)
         steps: dict[str, Plan[Any] | Blocking] = {}
-        prepared = prepare_items(current.fresh, extractor, current.positions)
-        if prepared and ready is not None:
-            (embeddings, token_vectors), links = ready
+        prepared: list[PreparedItem] = []
+        if isinstance(ready, tuple) and ready[0]:
+            prepared, (embeddings, token_vectors), found = ready
             steps["import"] = import_plan(
-                bank_id, prepared, embeddings, settings, token_vectors, links, version
+                bank_id, prepared, embeddings, settings, token_vectors, found, version
             )
-        if isinstance(upcoming, _Batch) and upcoming.fresh:
-            steps["encode"] = Blocking(
-                functools.partial(_captured, _ready, encode, neighbours, upcoming.fresh)
-            )
+        if isinstance(upcoming, _Batch):
+            if upcoming.fresh:
+                steps["encode"] = Blocking(
+                    functools.partial(_captured, _ready, encode, extractor, held, upcoming)
+                )
+            steps["read"] = Blocking(functools.partial(_captured, reader.next))
         done: ParallelResult = (yield Parallel(steps)) if steps else {}
         next_ready = done["encode"][0] if "encode" in done else None
+        read_ahead = done["read"][0] if "read" in done else None
         if "import" in done:
             batch: WrittenBatch = done["import"][0]
             version = batch.bank_version
-            if neighbours is not None and not batch.given_links_used:
+            if held is not None and not batch.given_links_used:
                 # the next batch's links were found in the copy that no longer holds
-                neighbours = None
+                held = None
                 if isinstance(next_ready, tuple):
-                    next_ready = (next_ready[0], None)
+                    next_ready = (next_ready[0], next_ready[1], None)
             kept = set(batch.ids)
             written = [p.id for p in prepared if p.id in kept]
             tally.imported += len(written)
             tally.skipped += len(prepared) - len(written)
             tally.batches += 1
             tally.last_id = written[-1] if written else tally.last_id
-        if deferred and links_in_sql and (neighbours is None or neighbours.full):
-            yield from build_missing_vector_indexes(settings.vector_index_build_memory)
+        if deferred and links_in_sql and (held is None or held.neighbours.full):
+            yield from build_missing_indexes(settings.index_build_memory)
             deferred = False
         if progress is not None:
             progress(current.read)
@@ -272,16 +314,18 @@ def import_batches(
         skipped=tally.skipped,
         batches=tally.batches,
         last_id=tally.last_id,
-        vector_indexes_deferred=deferred_at_all,
+        indexes_deferred=deferred_at_all,
     )
 
 
 def _fresh_batch(
-    bank_id: str, reader: BatchReader, tally: _Tally, pending: frozenset[str]
+    bank_id: str,
+    read: tuple[list[MemoryItem], int] | _Failed | None,
+    tally: _Tally,
+    pending: frozenset[str],
 ) -> Program[_Batch | _Failed | None]:
-    """The next batch without the ids the bank holds, the ids of the batch still being
+    """The batch ``read`` without the ids the bank holds, the ids of the batch still being
     written (``pending``) and repeats within itself; None at the end."""
-    read = yield Blocking(functools.partial(_captured, reader.next))
     if read is None or isinstance(read, _Failed):
         return read
     parsed, start = read
@@ -304,21 +348,21 @@ def import_plan(
     embeddings: Vectors,
     settings: Settings,
     token_vectors: Sequence[bytes | None] | None = None,
-    semantic: SemanticLinks | None = None,
+    found: FoundLinks | None = None,
     bank_version: str | None = None,
 ) -> Plan[WrittenBatch]:
     """One batch of an import in one transaction: the ids it wrote (a memory another
-    writer stored meanwhile is left as that writer stored it). ``semantic``, the batch's
+    writer stored meanwhile is left as that writer stored it). ``found``, the batch's
     links found beforehand, is used only if the bank is as they assumed: as many memories,
     and its row at ``bank_version``, so that nobody else wrote to it since."""
     bank = {"bank": bank_id}
-    if semantic is not None:
+    if found is not None:
         # Under the bank's lock (taken again by write_sources, which is harmless) and before
         # this batch creates the bank's row, if it is the first.
         yield Statement(LOCK_BANK, bank, "none")
-        ((size, version),) = yield Statement(BANK_STATE, bank)
-        if (size, version) != (semantic.bank_size, bank_version):
-            semantic = None
+        ((size, version),) = yield Statement(HELD_STATE, bank)
+        if (size, version) != (found.semantic.bank_size, bank_version):
+            found = None
     yield from write_sources(bank_id, prepared)
     yield Statement(_STAGE, None, "none")
     rows = [_stage_row(p, embeddings[p.index], token_vectors) for p in prepared]
@@ -327,14 +371,15 @@ def import_plan(
     written = yield Statement(_INSERT_UNITS, {"bank": bank_id, "language": language})
     ids = [str(row[0]) for row in written]
     if len(ids) != len(prepared):
-        semantic = None  # links to or from memories another writer holds
+        found = None  # links to or from memories another writer holds
     if not ids:
         return WrittenBatch([], False)
     if token_vectors is not None:
         yield Statement(_INSERT_TOKEN_VECTORS, {"bank": bank_id, "ids": ids}, "none")
     kept = set(ids)
-    yield from derive(bank_id, [p for p in prepared if p.id in kept], settings, semantic=semantic)
-    if semantic is None:  # the import finds its links in SQL from here on
+    fresh = [p for p in prepared if p.id in kept]
+    yield from derive(bank_id, fresh, settings, found=found, added=True)
+    if found is None:  # the import finds its links in SQL from here on
         return WrittenBatch(ids, False)
     ((version,),) = yield Statement(BANK_VERSION, bank)
     return WrittenBatch(ids, True, version)

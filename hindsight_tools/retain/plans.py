@@ -1,5 +1,5 @@
-"""The write path: checked items -> rows, entities and links, in one transaction
-(docs/design.md, Retain).
+"""The write path: checked items -> rows, entities and links
+(:mod:`~hindsight_tools.retain.links`), in one transaction (docs/design.md, Retain).
 
 :func:`~hindsight_tools.retain.units.prepare_items` is pure (ids, entities, chunk ids);
 :func:`retain_plan` is the SQL, as a sans-I/O plan run by the sync or async engine. All
@@ -9,20 +9,19 @@ statements are parameterised.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
-from psycopg import sql
 from psycopg.types.json import Json
 
 from hindsight_tools.encoders.embedding import Vectors
-from hindsight_tools.errors import FieldProblem, InvalidRequestError
 from hindsight_tools.models import RetainResult
-from hindsight_tools.retain.neighbours import SemanticLinks
+from hindsight_tools.retain import links
 from hindsight_tools.retain.units import PreparedItem, entity_key
 from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.settings import Settings
-from hindsight_tools.store.hnsw import walk_hnsw
 
 LOCK_BANK = "SELECT pg_advisory_xact_lock(hashtextextended(%(bank)s, 0))"
 _INSERT_BANK = "INSERT INTO banks (bank_id) VALUES (%(bank)s) ON CONFLICT DO NOTHING"
@@ -102,6 +101,14 @@ UPDATE banks SET (doc_count, total_length) = (
     SELECT count(*), coalesce(sum(search_length), 0) FROM memory_units WHERE bank_id = %(bank)s)
 WHERE bank_id = %(bank)s
 """
+# An import only adds memories: its totals grow by theirs instead of a count of the whole
+# bank, which made a large import's batches cost more the more it had written.
+_ADD_TO_TOTALS = """
+UPDATE banks b SET (doc_count, total_length) = (
+    SELECT b.doc_count + count(*), b.total_length + coalesce(sum(u.search_length), 0)
+    FROM memory_units u WHERE u.bank_id = %(bank)s AND u.id = ANY(%(ids)s))
+WHERE b.bank_id = %(bank)s
+"""
 _INSERT_ENTITIES = """
 INSERT INTO entities (bank_id, canonical_name, name_key)
 SELECT %(bank)s, n.name, n.key FROM unnest(%(names)s::text[], %(keys)s::text[]) AS n(name, key)
@@ -123,7 +130,6 @@ WHERE e.bank_id = %(bank)s AND (e.name_key = ANY(%(keys)s) OR e.id = ANY(%(old_i
 DROP_UNUSED_ENTITIES = """
 DELETE FROM entities WHERE bank_id = %(bank)s AND id = ANY(%(old_ids)s) AND mention_count = 0
 """
-BANK_SIZE = "SELECT count(*) FROM memory_units WHERE bank_id = %(bank)s"
 # The bank's size and the version of its row: every write to a bank (retain, import,
 # forgetting) updates that row's totals in its transaction, so the row's xmin (the id of
 # the transaction that last wrote it) changes with every write, as an optimistic
@@ -133,81 +139,11 @@ SELECT (SELECT count(*) FROM memory_units WHERE bank_id = %(bank)s),
        (SELECT xmin::text FROM banks WHERE bank_id = %(bank)s)
 """
 BANK_VERSION = "SELECT xmin::text FROM banks WHERE bank_id = %(bank)s"
-_BANK_VECTORS = "SELECT id, embedding FROM memory_units WHERE bank_id = %(bank)s"
-_GIVEN_SEMANTIC_LINKS = """
-INSERT INTO memory_links (bank_id, from_unit_id, to_unit_id, link_type, weight)
-SELECT %(bank)s, l.from_id, l.to_id, 'semantic', l.weight
-FROM unnest(%(from_ids)s::text[], %(to_ids)s::text[], %(weights)s::real[])
-     AS l(from_id, to_id, weight)
-ON CONFLICT (bank_id, from_unit_id, to_unit_id, link_type) DO UPDATE SET weight = EXCLUDED.weight
+# The same from the bank's row alone, whose count every write keeps (no row: no memories).
+HELD_STATE = """
+SELECT coalesce(max(doc_count), 0), max(xmin::text) FROM banks WHERE bank_id = %(bank)s
 """
-# {order} is one of the two _NEIGHBOUR_ORDER entries, never user input.
-_SEMANTIC_LINKS = """
-INSERT INTO memory_links (bank_id, from_unit_id, to_unit_id, link_type, weight)
-SELECT %(bank)s, u.id, n.id, 'semantic', least(n.similarity, 1.0)
-FROM memory_units u
-CROSS JOIN LATERAL (
-    SELECT m.id, 1 - (m.embedding <=> u.embedding) AS similarity
-    FROM memory_units m
-    WHERE m.bank_id = %(bank)s AND m.id <> u.id
-    ORDER BY {order}
-    LIMIT %(top_k)s
-) n
-WHERE u.bank_id = %(bank)s AND u.id = ANY(%(ids)s) AND n.similarity >= %(threshold)s
-ON CONFLICT (bank_id, from_unit_id, to_unit_id, link_type) DO UPDATE SET weight = EXCLUDED.weight
-"""
-# Ordering by the distance operator lets the planner walk the HNSW index (approximate);
-# ordering by the derived similarity can't use it and compares against every unit of the
-# bank (exact), which is the faster of the two until a bank holds a few thousand units.
-_NEIGHBOUR_ORDER = {"hnsw": "m.embedding <=> u.embedding", "exact": "similarity DESC"}
-# A memory's nearest in time are the nearest before it and the nearest after it: each side
-# read in time order along the (bank_id, event_time) btree and stopped at ``max_links``,
-# the two merged. Ordering the whole +/- window by distance read every memory in it (about
-# 1,800 a memory in a bank of 1,000,000 spread over three years: 20 ms a memory, where
-# each side's walk reads its ``max_links``). Same links: on each side, nearer in time is
-# earlier in that side's order, and equal times are ordered by id in both.
-_NEAREST_SIDE = """
-(SELECT m.id, abs(extract(epoch FROM m.event_time - u.event_time)) / 3600.0 AS hours
- FROM memory_units m
- WHERE m.bank_id = %(bank)s AND m.id <> u.id AND {side}
- ORDER BY m.event_time {direction}, m.id
- LIMIT %(max_links)s)"""
-_BEFORE = _NEAREST_SIDE.format(
-    side="m.event_time BETWEEN u.event_time - make_interval(secs => %(window_seconds)s)"
-    " AND u.event_time",
-    direction="DESC",
-)
-_AFTER = _NEAREST_SIDE.format(
-    side="m.event_time > u.event_time"
-    " AND m.event_time <= u.event_time + make_interval(secs => %(window_seconds)s)",
-    direction="ASC",
-)
-_TEMPORAL_LINKS = f"""
-INSERT INTO memory_links (bank_id, from_unit_id, to_unit_id, link_type, weight)
-SELECT %(bank)s, u.id, n.id, 'temporal',
-       greatest(0.3, 1 - n.hours / %(window_hours)s)
-FROM memory_units u
-CROSS JOIN LATERAL (
-    SELECT near.id, near.hours FROM ({_BEFORE}
-        UNION ALL{_AFTER}
-    ) near
-    ORDER BY near.hours, near.id
-    LIMIT %(max_links)s
-) n
-WHERE u.bank_id = %(bank)s AND u.id = ANY(%(ids)s) AND u.event_time IS NOT NULL
-ON CONFLICT (bank_id, from_unit_id, to_unit_id, link_type) DO UPDATE SET weight = EXCLUDED.weight
-"""
-_MISSING_TARGETS = """
-SELECT t FROM unnest(%(targets)s::text[]) AS t
-WHERE NOT EXISTS (SELECT 1 FROM memory_units m WHERE m.bank_id = %(bank)s AND m.id = t)
-"""
-_INSERT_CAUSAL = """
-INSERT INTO memory_links (bank_id, from_unit_id, to_unit_id, link_type, weight)
-VALUES (%(bank)s, %(from_id)s, %(to_id)s, %(link_type)s, %(weight)s)
-ON CONFLICT (bank_id, from_unit_id, to_unit_id, link_type) DO UPDATE SET weight = EXCLUDED.weight
-"""
-
-
+_BANK_VECTORS = "SELECT id, embedding, event_time FROM memory_units WHERE bank_id = %(bank)s"
 # A re-retained memory's vectors are replaced; with late interaction off it has none.
 _DROP_TOKEN_VECTORS = """
 DELETE FROM memory_token_vectors WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)
@@ -267,20 +203,32 @@ def existing_ids_plan(bank_id: str, ids: Sequence[str]) -> Plan[set[str]]:
     return {str(row[0]) for row in rows}
 
 
-def bank_vectors_plan(
-    bank_id: str, limit: int
-) -> Plan[tuple[list[str], Vectors, str | None] | None]:
-    """The ids and embeddings (one row each) of the bank's memories, and the version of its
-    row (see ``BANK_STATE``; None before the bank's first write); None when it holds more
-    than ``limit`` memories."""
+@dataclass(frozen=True)
+class HeldBank:
+    """A bank's memories as an import holds them: ids, embeddings (one row each) and event
+    times, and the version of its row (see ``BANK_STATE``; None before its first write)."""
+
+    ids: list[str]
+    vectors: Vectors
+    times: list[datetime | None]
+    version: str | None
+
+
+def bank_vectors_plan(bank_id: str, limit: int) -> Plan[HeldBank | None]:
+    """The bank's memories, or None when it holds more than ``limit``."""
     bank = {"bank": bank_id}
     ((size, version),) = yield Statement(BANK_STATE, bank)
     if size > limit:
         return None
     rows = yield Statement(_BANK_VECTORS, bank)
     if not rows:
-        return [], np.empty((0, 0), dtype=np.float32), version
-    return [str(row[0]) for row in rows], np.stack([row[1].to_numpy() for row in rows]), version
+        return HeldBank([], np.empty((0, 0), dtype=np.float32), [], version)
+    return HeldBank(
+        [str(row[0]) for row in rows],
+        np.stack([row[1].to_numpy() for row in rows]),
+        [row[2] for row in rows],
+        version,
+    )
 
 
 def write_sources(bank_id: str, prepared: Sequence[PreparedItem]) -> Plan[None]:
@@ -303,15 +251,20 @@ def derive(
     prepared: Sequence[PreparedItem],
     settings: Settings,
     old_entity_ids: Sequence[int] = (),
-    semantic: SemanticLinks | None = None,
+    found: links.FoundLinks | None = None,
+    added: bool = False,
 ) -> Plan[None]:
     """What follows from memories just written, set-wise: their keyword postings and the
-    bank's totals, their entities, and their semantic, temporal and causal links (the
-    semantic ones ``semantic`` when the caller found them already)."""
+    bank's totals (grown by theirs when they are all ``added``, new to the bank), their
+    entities, and their semantic, temporal and causal links (those of ``found`` as they
+    are, when the caller found them already)."""
     bank = {"bank": bank_id}
     ids = [p.id for p in prepared]
     yield Statement(_ADD_TERMS, {**bank, "ids": ids}, "none")
-    yield Statement(BANK_TOTALS, bank, "none")
+    if added:
+        yield Statement(_ADD_TO_TOTALS, {**bank, "ids": ids}, "none")
+    else:
+        yield Statement(BANK_TOTALS, bank, "none")
 
     names = {entity_key(n): n for p in prepared for n in p.entities}
     pairs = [(p.id, entity_key(n)) for p in prepared for n in p.entities]
@@ -331,90 +284,16 @@ def derive(
         yield Statement(COUNT_MENTIONS, counts, "none")
         yield Statement(DROP_UNUSED_ENTITIES, counts, "none")
 
-    yield from link_plan(bank_id, ids, settings, semantic)
-    yield from _causal_links(bank_id, prepared)
-
-
-def link_plan(
-    bank_id: str, ids: Sequence[str], settings: Settings, semantic: SemanticLinks | None = None
-) -> Plan[None]:
-    """The semantic and temporal links from the memories ``ids`` to their neighbours in the
-    bank, as the settings ask for them (the semantic ones ``semantic`` when given); links
-    already there get the new weight."""
-    bank = {"bank": bank_id}
-    ids = list(ids)
-    if semantic is not None:
-        if semantic.from_ids:
-            params = {
-                **bank,
-                "from_ids": semantic.from_ids,
-                "to_ids": semantic.to_ids,
-                "weights": semantic.weights,
-            }
-            yield Statement(_GIVEN_SEMANTIC_LINKS, params, "none")
-    elif settings.semantic_link_top_k > 0:
-        ((bank_size,),) = yield Statement(BANK_SIZE, bank)
-        method = "exact" if bank_size <= settings.semantic_link_exact_max_units else "hnsw"
-        if method == "hnsw":
-            yield from walk_hnsw(settings.semantic_link_top_k * 2)
-        query = sql.SQL(_SEMANTIC_LINKS).format(order=sql.SQL(_NEIGHBOUR_ORDER[method]))
-        yield Statement(
-            query,
-            {
-                **bank,
-                "ids": ids,
-                "top_k": settings.semantic_link_top_k,
-                "threshold": settings.semantic_link_threshold,
-            },
-            "none",
-        )
-    if settings.temporal_link_max > 0:
-        yield Statement(
-            _TEMPORAL_LINKS,
-            {
-                **bank,
-                "ids": ids,
-                "window_hours": settings.temporal_link_window_hours,
-                "window_seconds": settings.temporal_link_window_hours * 3600,
-                "max_links": settings.temporal_link_max,
-            },
-            "none",
-        )
-
-
-def _causal_links(bank_id: str, prepared: Sequence[PreparedItem]) -> Plan[None]:
-    links = [
-        (p.position, j, p.id, link) for p in prepared for j, link in enumerate(p.item.causal_links)
-    ]
-    if not links:
-        return
-    targets = sorted({link.target_id for *_, link in links})
-    missing = {
-        row[0] for row in (yield Statement(_MISSING_TARGETS, {"bank": bank_id, "targets": targets}))
-    }
-    if missing:
-        raise InvalidRequestError(
-            [
-                FieldProblem(
-                    f"items[{index}].causal_links[{j}].target_id",
-                    f"no memory {link.target_id!r} in bank {bank_id!r} or in this call; a "
-                    "causal link must point to a retained memory",
-                )
-                for index, j, _, link in links
-                if link.target_id in missing
-            ]
-        )
-    rows = [
-        {
-            "bank": bank_id,
-            "from_id": from_id,
-            "to_id": link.target_id,
-            "link_type": link.link_type,
-            "weight": link.weight,
-        }
-        for _, _, from_id, link in links
-    ]
-    yield Statement(_INSERT_CAUSAL, rows, "many")
+    if found is not None:
+        yield from links.write_found_links(bank_id, ids, found)
+    yield from links.link_plan(
+        bank_id,
+        ids,
+        settings,
+        semantic=found is None,
+        temporal=found is None or found.temporal is None,
+    )
+    yield from links.causal_links_plan(bank_id, prepared)
 
 
 def _unit_params(

@@ -13,9 +13,9 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 from hindsight_tools.errors import MissingExtensionError, SchemaMismatchError, StoreError
 from hindsight_tools.runtime.plan import run_plan
 from hindsight_tools.settings import Settings
-from hindsight_tools.store.vector_indexes import (
-    build_vector_index_plan,
-    missing_vector_indexes_plan,
+from hindsight_tools.store.deferred_indexes import (
+    build_indexes_plan,
+    missing_indexes_plan,
 )
 
 # (extension, minimum version, what it is for): checked on every start.
@@ -34,6 +34,7 @@ MIGRATIONS = (
     (7, "0007_metadata_filter.sql"),
     (8, "0008_bank_keys.sql"),
     (9, "0009_links_without_foreign_keys.sql"),
+    (10, "0010_links_without_from_index.sql"),
 )
 # Arbitrary constant: serialises concurrent migrations from several processes.
 _MIGRATIONS_PACKAGE = "hindsight_tools.store.migrations"
@@ -153,8 +154,9 @@ def apply_migrations(
             )
             applied_now.append(version)
         # Under the migration lock, so that two engines opening at once build each once.
-        for name in run_plan(conn, missing_vector_indexes_plan()):
-            run_plan(conn, build_vector_index_plan(name, index_memory))
+        missing = run_plan(conn, missing_indexes_plan())
+        if missing:
+            run_plan(conn, build_indexes_plan(missing, index_memory))
     return applied_now
 
 
