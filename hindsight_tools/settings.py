@@ -121,7 +121,7 @@ class Settings(BaseSettings):
         description="maintenance_work_mem for building an index over rows already "
         "stored (an import with its vector and link indexes set aside, or an engine putting "
         "back a missing one); a graph larger than this is built partly on disk. Two are "
-        "built at once, each with this much.",
+        "built at once, each with this much (one with a pool of one connection).",
     )
     temporal_link_window_hours: float = Field(default=24.0, gt=0)
     temporal_link_max: int = Field(default=20, ge=0)

@@ -12,7 +12,12 @@ import psycopg
 import pytest
 
 from hindsight_tools import InvalidRequestError, MemoryEngine, Settings
-from hindsight_tools.store.deferred_indexes import DEFERRED_INDEXES, build_lanes
+from hindsight_tools.runtime.program import Parallel
+from hindsight_tools.store.deferred_indexes import (
+    DEFERRED_INDEXES,
+    build_lanes,
+    build_missing_indexes,
+)
 from tests.conftest import deferred_indexes
 from tests.test_import import _assert_same_rows, _bank_rows, _holding, _items
 
@@ -140,3 +145,29 @@ def test_the_whole_graph_is_built_beside_the_others() -> None:
     assert build_lanes(rest) == [rest[0::2], rest[1::2]]
     assert build_lanes(["memory_links_to"]) == [["memory_links_to"]]
     assert build_lanes([]) == []
+
+
+def test_with_a_pool_of_one_connection_the_indexes_are_built_one_after_another(
+    settings: Settings, engine: MemoryEngine, scratch_db: str
+) -> None:
+    own = settings.with_overrides({"database_url": scratch_db, "pool_max_size": 1})
+    with (
+        MemoryEngine(settings=own, embedder=engine._core.embedder) as single,
+        psycopg.connect(scratch_db, autocommit=True) as conn,
+    ):
+        migrated = deferred_indexes(conn)
+        result = single.import_memories("b", _items(30), batch_size=10, defer_indexes=True)
+        assert result.imported == 30 and result.indexes_deferred
+        assert deferred_indexes(conn) == migrated
+
+
+def test_a_pool_of_one_connection_gets_one_lane_and_a_larger_pool_two() -> None:
+    def lanes(connections: int) -> list[str]:
+        program = build_missing_indexes("64MB", connections)
+        program.send(None)  # asks which indexes are missing
+        step = program.send({"missing": (list(DEFERRED_INDEXES), 0.0)})
+        assert isinstance(step, Parallel)
+        return list(step.plans)
+
+    assert lanes(1) == ["lane 0"]
+    assert lanes(2) == ["lane 0", "lane 1"]

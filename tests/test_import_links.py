@@ -183,3 +183,48 @@ def test_past_the_size_held_in_memory_the_import_goes_on_finding_links_in_sql(
     sql_links.import_memories(other_bank, items[:5], batch_size=10)
     sql_links.import_memories(other_bank, items, batch_size=10)
     _assert_same_rows(_bank_rows(db, bank), _bank_rows(db, other_bank))
+
+
+def test_totals_left_wrong_are_mended_and_the_links_still_found_in_process(
+    engine: MemoryEngine,
+    bank: str,
+    other_bank: str,
+    db: Conn,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    items = _items(30)
+    engine.import_memories(other_bank, items[:10], batch_size=10)
+    engine.import_memories(other_bank, items, batch_size=10)
+    engine.import_memories(bank, items[:10], batch_size=10)
+    # as a store from before the totals, or a hand-made change, leaves them
+    db.execute("UPDATE banks SET doc_count = 0, total_length = 0 WHERE bank_id = %s", (bank,))
+    in_sql: list[tuple[bool, bool]] = []
+    sql_path = links.link_plan
+
+    def spied(bank_id: str, ids: Any, settings: Settings, semantic: bool, temporal: bool) -> Any:
+        in_sql.append((semantic, temporal))
+        return sql_path(bank_id, ids, settings, semantic, temporal)
+
+    monkeypatch.setattr(links, "link_plan", spied)
+    engine.import_memories(bank, items, batch_size=10)
+    assert in_sql == [(False, False)] * 2
+    _assert_same_rows(_bank_rows(db, bank), _bank_rows(db, other_bank))
+
+
+def test_a_memory_dated_in_year_one_is_held_whatever_the_servers_time_zone(
+    settings: Settings, engine: MemoryEngine, scratch_db: str
+) -> None:
+    with psycopg.connect(scratch_db, autocommit=True) as conn:
+        name = conn.info.dbname
+        conn.execute(f"ALTER DATABASE \"{name}\" SET TimeZone = 'America/New_York'")
+    own = settings.with_overrides({"database_url": scratch_db})
+    first = datetime(1, 1, 1, 0, 30, tzinfo=UTC)
+    with MemoryEngine(settings=own, embedder=engine._core.embedder) as dated:
+        dated.retain("b", [{"id": "first", "text": "The first note", "occurred_start": first}])
+        later = {"id": "later", "text": "A later note", "occurred_start": first.replace(hour=5)}
+        assert dated.import_memories("b", [later]).imported == 1
+        with psycopg.connect(scratch_db) as conn:
+            temporal = conn.execute(
+                "SELECT from_unit_id, to_unit_id FROM memory_links WHERE link_type = 'temporal'"
+            ).fetchall()
+    assert temporal == [("later", "first")]

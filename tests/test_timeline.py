@@ -12,6 +12,11 @@ from hindsight_tools.retain.timeline import Timeline, microseconds
 T0 = datetime(2024, 3, 1, 9, tzinfo=UTC)
 
 
+def _held(ids: list[str], times: list[datetime | None], hours: float, limit: int) -> Timeline:
+    """A timeline holding ``ids`` at ``times``, given as the store gives them."""
+    return Timeline(ids, [None if t is None else microseconds(t) for t in times], hours, limit)
+
+
 def _pairs(
     timeline: Timeline, ids: list[str], times: list[datetime | None]
 ) -> list[tuple[str, str]]:
@@ -26,7 +31,7 @@ def test_microseconds_are_exact_far_from_1970() -> None:
 
 
 def test_nearest_first_then_ids_in_byte_order_up_to_the_limit() -> None:
-    held = Timeline(["b", "é", "B", "a"], [T0] * 4, window_hours=24, max_links=3)
+    held = _held(["b", "é", "B", "a"], [T0] * 4, 24, 3)
     pairs = _pairs(held, ["new"], [T0 + timedelta(minutes=1)])
     # all four are a minute away: ids byte-ordered, "B" < "a" < "b" < "é"
     assert pairs == [("new", "B"), ("new", "a"), ("new", "b")]
@@ -39,19 +44,19 @@ def test_both_sides_merge_by_distance_and_the_window_edges_are_inside() -> None:
         T0 - day, T0 - day - tick, T0 - timedelta(hours=1),
         T0 + timedelta(hours=1), T0 + day, T0 + day + tick,
     ]  # fmt: skip
-    held = Timeline(ids, times, window_hours=24, max_links=10)
+    held = _held(ids, times, 24, 10)
     links = held.add(["x"], [T0])
     assert links.to_ids == ["hour-after", "hour-before", "early-edge", "late-edge"]
     assert links.weights == pytest.approx([1 - 1 / 24, 1 - 1 / 24, 0.3, 0.3])
 
 
 def test_the_weight_falls_with_distance_to_its_floor() -> None:
-    held = Timeline(["a", "b"], [T0 - timedelta(hours=6), T0 - timedelta(hours=20)], 24, 5)
+    held = _held(["a", "b"], [T0 - timedelta(hours=6), T0 - timedelta(hours=20)], 24, 5)
     assert held.add(["x"], [T0]).weights == pytest.approx([0.75, 0.3])
 
 
 def test_a_batch_links_within_itself_and_memories_without_a_time_take_no_part() -> None:
-    held = Timeline(["old", "timeless"], [T0, None], window_hours=24, max_links=5)
+    held = _held(["old", "timeless"], [T0, None], 24, 5)
     assert len(held) == 1
     pairs = _pairs(held, ["p", "q", "r"], [T0 + timedelta(hours=1), None, T0])
     assert sorted(pairs) == [("p", "old"), ("p", "r"), ("r", "old"), ("r", "p")]
@@ -59,5 +64,5 @@ def test_a_batch_links_within_itself_and_memories_without_a_time_take_no_part() 
 
 
 def test_no_links_at_a_limit_of_zero() -> None:
-    held = Timeline(["a"], [T0], window_hours=24, max_links=0)
+    held = _held(["a"], [T0], 24, 0)
     assert _pairs(held, ["b"], [T0]) == []

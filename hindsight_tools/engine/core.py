@@ -228,7 +228,7 @@ class EngineCore:
 
     def index_program(self) -> Program[list[str]]:
         """Build the deferrable indexes the store lacks; the ones built."""
-        return build_missing_indexes(self.settings.index_build_memory)
+        return build_missing_indexes(self.settings.index_build_memory, self.settings.pool_max_size)
 
     def _checked(self, chunk: Sequence[Any], start: int) -> list[MemoryItem]:
         parsed = parse_items(chunk, self.settings, first_index=start, unique_ids=False)

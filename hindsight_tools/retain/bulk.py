@@ -30,8 +30,8 @@ from hindsight_tools.query.entities import EntityExtractor
 from hindsight_tools.retain.links import FoundLinks
 from hindsight_tools.retain.neighbours import NeighbourIndex
 from hindsight_tools.retain.plans import (
+    BANK_STATE,
     BANK_VERSION,
-    HELD_STATE,
     LOCK_BANK,
     HeldBank,
     bank_vectors_plan,
@@ -165,6 +165,7 @@ class _Held:
 
 
 def _ready(
+    bank_id: str,
     encode: Callable[[Sequence[MemoryItem]], Encoded],
     extractor: EntityExtractor,
     held: _Held | None,
@@ -182,7 +183,7 @@ def _ready(
     if held.timeline is not None:
         times = [item.occurred_start or item.mentioned_at for item in batch.fresh]
         temporal = held.timeline.add(ids, times)
-    return prepared, encoded, FoundLinks(semantic, temporal)
+    return prepared, encoded, FoundLinks.of(bank_id, semantic, temporal)
 
 
 def _held_bank(bank_id: str, settings: Settings) -> Program[tuple[_Held | None, str | None]]:
@@ -261,7 +262,7 @@ def import_batches(
         raise current.error
     ready: Ready | _Failed | None = None
     if current is not None and current.fresh:
-        ready = yield Blocking(functools.partial(_ready, encode, extractor, held, current))
+        ready = yield Blocking(functools.partial(_ready, bank_id, encode, extractor, held, current))
     read_ahead = None
     if current is not None:
         read_ahead = yield Blocking(functools.partial(_captured, reader.next))
@@ -273,12 +274,19 @@ def import_batches(
         if isinstance(ready, tuple) and ready[0]:
             prepared, (embeddings, token_vectors), found = ready
             steps["import"] = import_plan(
-                bank_id, prepared, embeddings, settings, token_vectors, found, version
+                bank_id,
+                prepared,
+                embeddings,
+                settings,
+                token_vectors,
+                found,
+                version,
+                count_totals=tally.batches == 0,
             )
         if isinstance(upcoming, _Batch):
             if upcoming.fresh:
                 steps["encode"] = Blocking(
-                    functools.partial(_captured, _ready, encode, extractor, held, upcoming)
+                    functools.partial(_captured, _ready, bank_id, encode, extractor, held, upcoming)
                 )
             steps["read"] = Blocking(functools.partial(_captured, reader.next))
         done: ParallelResult = (yield Parallel(steps)) if steps else {}
@@ -299,7 +307,7 @@ def import_batches(
             tally.batches += 1
             tally.last_id = written[-1] if written else tally.last_id
         if deferred and links_in_sql and (held is None or held.neighbours.full):
-            yield from build_missing_indexes(settings.index_build_memory)
+            yield from build_missing_indexes(settings.index_build_memory, settings.pool_max_size)
             deferred = False
         if progress is not None:
             progress(current.read)
@@ -350,17 +358,19 @@ def import_plan(
     token_vectors: Sequence[bytes | None] | None = None,
     found: FoundLinks | None = None,
     bank_version: str | None = None,
+    count_totals: bool = True,
 ) -> Plan[WrittenBatch]:
     """One batch of an import in one transaction: the ids it wrote (a memory another
     writer stored meanwhile is left as that writer stored it). ``found``, the batch's
     links found beforehand, is used only if the bank is as they assumed: as many memories,
-    and its row at ``bank_version``, so that nobody else wrote to it since."""
+    and its row at ``bank_version``, so that nobody else wrote to it since. The bank's
+    totals are counted again with ``count_totals``, else grown by the batch's."""
     bank = {"bank": bank_id}
     if found is not None:
         # Under the bank's lock (taken again by write_sources, which is harmless) and before
         # this batch creates the bank's row, if it is the first.
         yield Statement(LOCK_BANK, bank, "none")
-        ((size, version),) = yield Statement(HELD_STATE, bank)
+        ((size, version),) = yield Statement(BANK_STATE, bank)
         if (size, version) != (found.semantic.bank_size, bank_version):
             found = None
     yield from write_sources(bank_id, prepared)
@@ -378,7 +388,7 @@ def import_plan(
         yield Statement(_INSERT_TOKEN_VECTORS, {"bank": bank_id, "ids": ids}, "none")
     kept = set(ids)
     fresh = [p for p in prepared if p.id in kept]
-    yield from derive(bank_id, fresh, settings, found=found, added=True)
+    yield from derive(bank_id, fresh, settings, found=found, added=not count_totals)
     if found is None:  # the import finds its links in SQL from here on
         return WrittenBatch(ids, False)
     ((version,),) = yield Statement(BANK_VERSION, bank)

@@ -101,25 +101,33 @@ ON CONFLICT (bank_id, from_unit_id, to_unit_id, link_type) DO UPDATE SET weight 
 
 @dataclass(frozen=True)
 class FoundLinks:
-    """A batch's links found in the importing process: its semantic links, and its
-    temporal ones unless those are left to SQL."""
+    """A batch's links found in the importing process: its semantic links, its temporal
+    ones unless those are left to SQL, and both as the rows to COPY (made where they were
+    found, so that the write only streams them)."""
 
     semantic: SemanticLinks
     temporal: TemporalLinks | None
+    rows: list[tuple[str, str, str, str, float]]
+
+    @classmethod
+    def of(
+        cls, bank_id: str, semantic: SemanticLinks, temporal: TemporalLinks | None
+    ) -> FoundLinks:
+        kinds: list[tuple[str, SemanticLinks | TemporalLinks]] = [("semantic", semantic)]
+        if temporal is not None:
+            kinds.append(("temporal", temporal))
+        rows = [
+            (bank_id, f, t, kind, w)
+            for kind, links in kinds
+            for f, t, w in zip(links.from_ids, links.to_ids, links.weights, strict=True)
+        ]
+        return cls(semantic, temporal, rows)
 
 
 def write_found_links(bank_id: str, ids: Sequence[str], found: FoundLinks) -> Plan[None]:
     yield Statement(_DROP_OUTGOING_LINKS, {"bank": bank_id, "ids": list(ids)}, "none")
-    kinds: list[tuple[str, SemanticLinks | TemporalLinks]] = [("semantic", found.semantic)]
-    if found.temporal is not None:
-        kinds.append(("temporal", found.temporal))
-    rows = [
-        (bank_id, f, t, kind, w)
-        for kind, links in kinds
-        for f, t, w in zip(links.from_ids, links.to_ids, links.weights, strict=True)
-    ]
-    if rows:
-        yield Statement(_COPY_LINKS, rows, "copy", copy_types=_LINK_TYPES)
+    if found.rows:
+        yield Statement(_COPY_LINKS, found.rows, "copy", copy_types=_LINK_TYPES)
 
 
 def link_plan(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -101,8 +100,10 @@ UPDATE banks SET (doc_count, total_length) = (
     SELECT count(*), coalesce(sum(search_length), 0) FROM memory_units WHERE bank_id = %(bank)s)
 WHERE bank_id = %(bank)s
 """
-# An import only adds memories: its totals grow by theirs instead of a count of the whole
-# bank, which made a large import's batches cost more the more it had written.
+# An import only adds memories: after its first batch's count (which also mends totals left
+# wrong by hand or by a store older than them), its totals grow by each batch's instead of
+# a count of the whole bank, which made a large import's batches cost more the more it had
+# written.
 _ADD_TO_TOTALS = """
 UPDATE banks b SET (doc_count, total_length) = (
     SELECT b.doc_count + count(*), b.total_length + coalesce(sum(u.search_length), 0)
@@ -139,11 +140,11 @@ SELECT (SELECT count(*) FROM memory_units WHERE bank_id = %(bank)s),
        (SELECT xmin::text FROM banks WHERE bank_id = %(bank)s)
 """
 BANK_VERSION = "SELECT xmin::text FROM banks WHERE bank_id = %(bank)s"
-# The same from the bank's row alone, whose count every write keeps (no row: no memories).
-HELD_STATE = """
-SELECT coalesce(max(doc_count), 0), max(xmin::text) FROM banks WHERE bank_id = %(bank)s
+# Event times as whole microseconds since 1970, which any date converts to exactly.
+_BANK_VECTORS = """
+SELECT id, embedding, (extract(epoch FROM event_time) * 1000000)::bigint
+FROM memory_units WHERE bank_id = %(bank)s
 """
-_BANK_VECTORS = "SELECT id, embedding, event_time FROM memory_units WHERE bank_id = %(bank)s"
 # A re-retained memory's vectors are replaced; with late interaction off it has none.
 _DROP_TOKEN_VECTORS = """
 DELETE FROM memory_token_vectors WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)
@@ -206,11 +207,12 @@ def existing_ids_plan(bank_id: str, ids: Sequence[str]) -> Plan[set[str]]:
 @dataclass(frozen=True)
 class HeldBank:
     """A bank's memories as an import holds them: ids, embeddings (one row each) and event
-    times, and the version of its row (see ``BANK_STATE``; None before its first write)."""
+    times (microseconds since 1970), and the version of its row (see ``BANK_STATE``; None
+    before its first write)."""
 
     ids: list[str]
     vectors: Vectors
-    times: list[datetime | None]
+    times: list[int | None]
     version: str | None
 
 
@@ -226,7 +228,7 @@ def bank_vectors_plan(bank_id: str, limit: int) -> Plan[HeldBank | None]:
     return HeldBank(
         [str(row[0]) for row in rows],
         np.stack([row[1].to_numpy() for row in rows]),
-        [row[2] for row in rows],
+        [None if row[2] is None else int(row[2]) for row in rows],
         version,
     )
 

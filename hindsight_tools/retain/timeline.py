@@ -47,16 +47,16 @@ class Timeline:
     def __init__(
         self,
         ids: Sequence[str],
-        times: Sequence[datetime | None],
+        moments: Sequence[int | None],
         window_hours: float,
         max_links: int,
     ) -> None:
+        """``moments``: the memories' event times in microseconds since 1970 (as the store
+        gives them, exactly), None for a memory without one."""
         self._window = round(window_hours * _HOUR_US)
         self._window_hours = window_hours
         self._max = max_links
-        held = sorted(
-            (microseconds(t), i) for i, t in zip(ids, times, strict=True) if t is not None
-        )
+        held = sorted((t, i) for i, t in zip(ids, moments, strict=True) if t is not None)
         self._times = [t for t, _ in held]
         self._ids = [i for _, i in held]
 

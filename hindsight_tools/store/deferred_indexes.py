@@ -84,13 +84,14 @@ def build_lanes(missing: list[str]) -> list[list[str]]:
     return [lane for lane in lanes if lane]
 
 
-def build_missing_indexes(memory: str) -> Program[list[str]]:
+def build_missing_indexes(memory: str, connections: int = 2) -> Program[list[str]]:
     """Build the missing deferrable indexes in two lanes at once, each on its own
-    connection and in its own transaction; the ones built. A server builds an index on
-    one core, so the second lane uses the other one; each lane takes up to ``memory``."""
+    connection and in its own transaction (in one, when the pool has only one
+    ``connections``); the ones built. A server builds an index on one core, so the second
+    lane uses the other one; each lane takes up to ``memory``."""
     found: ParallelResult = yield Parallel({"missing": missing_indexes_plan()})
     missing: list[str] = found["missing"][0]
-    lanes = build_lanes(missing)
+    lanes = build_lanes(missing) if connections > 1 else [missing] if missing else []
     if lanes:
         yield Parallel(
             {f"lane {i}": build_indexes_plan(lane, memory) for i, lane in enumerate(lanes)}
