@@ -113,17 +113,23 @@ def _imported_beside(
     return found
 
 
-def test_with_nobody_else_writing_every_batch_uses_the_links_found_in_process(
-    engine: MemoryEngine, bank: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    in_sql: list[tuple[bool, bool]] = []
+@pytest.fixture
+def in_sql(monkeypatch: pytest.MonkeyPatch) -> list[tuple[bool, bool]]:
+    """Whether each batch searched for its semantic and its temporal links in SQL."""
+    searched: list[tuple[bool, bool]] = []
     sql_path = links.link_plan
 
     def spied(bank_id: str, ids: Any, settings: Settings, semantic: bool, temporal: bool) -> Any:
-        in_sql.append((semantic, temporal))
+        searched.append((semantic, temporal))
         return sql_path(bank_id, ids, settings, semantic, temporal)
 
     monkeypatch.setattr(links, "link_plan", spied)
+    return searched
+
+
+def test_with_nobody_else_writing_every_batch_uses_the_links_found_in_process(
+    engine: MemoryEngine, bank: str, in_sql: list[tuple[bool, bool]]
+) -> None:
     engine.import_memories(bank, _items(20), batch_size=10)  # a second import loads them
     engine.import_memories(bank, _items(30), batch_size=10)
     assert in_sql == [(False, False)] * 3, "neither kind of link is searched for in SQL"
@@ -186,11 +192,7 @@ def test_past_the_size_held_in_memory_the_import_goes_on_finding_links_in_sql(
 
 
 def test_totals_left_wrong_are_mended_and_the_links_still_found_in_process(
-    engine: MemoryEngine,
-    bank: str,
-    other_bank: str,
-    db: Conn,
-    monkeypatch: pytest.MonkeyPatch,
+    engine: MemoryEngine, bank: str, other_bank: str, db: Conn, in_sql: list[tuple[bool, bool]]
 ) -> None:
     items = _items(30)
     engine.import_memories(other_bank, items[:10], batch_size=10)
@@ -198,14 +200,7 @@ def test_totals_left_wrong_are_mended_and_the_links_still_found_in_process(
     engine.import_memories(bank, items[:10], batch_size=10)
     # as a store from before the totals, or a hand-made change, leaves them
     db.execute("UPDATE banks SET doc_count = 0, total_length = 0 WHERE bank_id = %s", (bank,))
-    in_sql: list[tuple[bool, bool]] = []
-    sql_path = links.link_plan
-
-    def spied(bank_id: str, ids: Any, settings: Settings, semantic: bool, temporal: bool) -> Any:
-        in_sql.append((semantic, temporal))
-        return sql_path(bank_id, ids, settings, semantic, temporal)
-
-    monkeypatch.setattr(links, "link_plan", spied)
+    in_sql.clear()
     engine.import_memories(bank, items, batch_size=10)
     assert in_sql == [(False, False)] * 2
     _assert_same_rows(_bank_rows(db, bank), _bank_rows(db, other_bank))
