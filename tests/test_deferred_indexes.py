@@ -26,7 +26,7 @@ holds_25 = _holding(25)
 
 
 def _watched(items: list[dict[str, Any]], db: Conn, seen: list[int]) -> Iterator[dict[str, Any]]:
-    """The items, noting how many vector indexes the store has as each batch of 10 is read."""
+    """The items, noting how many deferrable indexes the store has as each batch of 10 is read."""
     for i, item in enumerate(items):
         if i % 10 == 0:
             seen.append(len(deferred_indexes(db)))
@@ -145,20 +145,6 @@ def test_the_whole_graph_is_built_beside_the_others() -> None:
     assert build_lanes(rest) == [rest[0::2], rest[1::2]]
     assert build_lanes(["memory_links_to"]) == [["memory_links_to"]]
     assert build_lanes([]) == []
-
-
-def test_with_a_pool_of_one_connection_the_indexes_are_built_one_after_another(
-    settings: Settings, engine: MemoryEngine, scratch_db: str
-) -> None:
-    own = settings.with_overrides({"database_url": scratch_db, "pool_max_size": 1})
-    with (
-        MemoryEngine(settings=own, embedder=engine._core.embedder) as single,
-        psycopg.connect(scratch_db, autocommit=True) as conn,
-    ):
-        migrated = deferred_indexes(conn)
-        result = single.import_memories("b", _items(30), batch_size=10, defer_indexes=True)
-        assert result.imported == 30 and result.indexes_deferred
-        assert deferred_indexes(conn) == migrated
 
 
 def test_a_pool_of_one_connection_gets_one_lane_and_a_larger_pool_two() -> None:

@@ -84,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
         "--defer-indexes",
         action="store_true",
         help="drop the store's vector indexes and its index of incoming links for the load "
-        "and build them once after it (20,000 memories with their vectors: about four times "
+        "and build them once after it (20,000 memories with their vectors: about three times "
         "as fast into an empty store), but every bank's searches go without them meanwhile: "
         "for loading a store nobody searches yet. Kept when the bank is larger than the "
         "import holds in memory.",

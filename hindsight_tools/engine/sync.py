@@ -179,7 +179,7 @@ class MemoryEngine:
 
         ``defer_indexes`` drops the store's HNSW indexes and its index of incoming links
         for the load and builds them once after it (also when it fails), the way a restore
-        does: 20,000 memories with their vectors went in about four times as fast into an
+        does: 20,000 memories with their vectors went in about three times as fast into an
         empty store, but every bank's searches go without the indexes until then. For
         loading a store nobody searches meanwhile. They are kept when the bank is larger
         than the import holds in memory (``import_link_exact_max_units``);

@@ -371,7 +371,7 @@ def import_plan(
         # this batch creates the bank's row, if it is the first.
         yield Statement(LOCK_BANK, bank, "none")
         ((size, version),) = yield Statement(BANK_STATE, bank)
-        if (size, version) != (found.semantic.bank_size, bank_version):
+        if (size, version) != (found.bank_size, bank_version):
             found = None
     yield from write_sources(bank_id, prepared)
     yield Statement(_STAGE, None, "none")

@@ -18,7 +18,7 @@ from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.settings import Settings
 from hindsight_tools.store.hnsw import walk_hnsw
 
-BANK_SIZE = "SELECT count(*) FROM memory_units WHERE bank_id = %(bank)s"
+_BANK_SIZE = "SELECT count(*) FROM memory_units WHERE bank_id = %(bank)s"
 # An import's links found in its own process come from memories it has just written, so
 # nothing conflicts with them once any links a hand-made delete left behind are gone; COPY
 # takes them without the per-row conflict check of an upsert.
@@ -101,13 +101,14 @@ ON CONFLICT (bank_id, from_unit_id, to_unit_id, link_type) DO UPDATE SET weight 
 
 @dataclass(frozen=True)
 class FoundLinks:
-    """A batch's links found in the importing process: its semantic links, its temporal
-    ones unless those are left to SQL, and both as the rows to COPY (made where they were
-    found, so that the write only streams them)."""
+    """A batch's links found in the importing process, as the rows to COPY (made where
+    they were found, so that the write only streams them): its semantic links, and its
+    temporal ones unless those are left to SQL; and the bank size they assume before the
+    batch."""
 
-    semantic: SemanticLinks
-    temporal: TemporalLinks | None
+    bank_size: int
     rows: list[tuple[str, str, str, str, float]]
+    with_temporal: bool
 
     @classmethod
     def of(
@@ -121,7 +122,7 @@ class FoundLinks:
             for kind, links in kinds
             for f, t, w in zip(links.from_ids, links.to_ids, links.weights, strict=True)
         ]
-        return cls(semantic, temporal, rows)
+        return cls(semantic.bank_size, rows, temporal is not None)
 
 
 def write_found_links(bank_id: str, ids: Sequence[str], found: FoundLinks) -> Plan[None]:
@@ -143,7 +144,7 @@ def link_plan(
     bank = {"bank": bank_id}
     ids = list(ids)
     if semantic and settings.semantic_link_top_k > 0:
-        ((bank_size,),) = yield Statement(BANK_SIZE, bank)
+        ((bank_size,),) = yield Statement(_BANK_SIZE, bank)
         method = "exact" if bank_size <= settings.semantic_link_exact_max_units else "hnsw"
         if method == "hnsw":
             yield from walk_hnsw(settings.semantic_link_top_k * 2)

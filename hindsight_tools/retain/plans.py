@@ -293,7 +293,7 @@ def derive(
         ids,
         settings,
         semantic=found is None,
-        temporal=found is None or found.temporal is None,
+        temporal=found is None or not found.with_temporal,
     )
     yield from links.causal_links_plan(bank_id, prepared)
 
