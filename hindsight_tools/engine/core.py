@@ -70,17 +70,23 @@ from hindsight_tools.validation import (
 )
 
 T = TypeVar("T")
-_DELETE_BANK_LINKS = "DELETE FROM memory_links WHERE bank_id = %(bank)s"
+# The bank's rows that carry no foreign key (migrations 0009, 0011).
+_DELETE_BANK_ROWS = (
+    "DELETE FROM memory_links WHERE bank_id = %(bank)s",
+    "DELETE FROM memory_terms WHERE bank_id = %(bank)s",
+    "DELETE FROM unit_entities WHERE bank_id = %(bank)s",
+)
 _DELETE_BANK = "DELETE FROM banks WHERE bank_id = %(bank)s RETURNING bank_id"
 
 
 def delete_bank_plan(bank_id: str) -> Plan[bool]:
     """Delete a bank and everything in it. Foreign keys take its rows, but for its links,
-    which have none (migration 0009): those go first, under the bank's lock, so a retain
-    can't link to its memories in between."""
+    keyword postings and entity mentions, which have none (migrations 0009, 0011): those go
+    first, under the bank's lock, so a retain can't write any of them in between."""
     bank = {"bank": bank_id}
     yield Statement(LOCK_BANK, bank, "none")
-    yield Statement(_DELETE_BANK_LINKS, bank, "none")
+    for statement in _DELETE_BANK_ROWS:
+        yield Statement(statement, bank, "none")
     rows = yield Statement(_DELETE_BANK, bank)
     return bool(rows)
 
