@@ -165,7 +165,10 @@ def test_links_found_in_the_importing_process_give_way_when_memories_are_deleted
 
     def with_a_delete_beside() -> Iterator[dict[str, Any]]:
         for i, item in enumerate(items):
-            if i == 20:  # the first batch is stored, the vectors held still have it
+            # Read with the fourth batch, while the second is written: the first is stored
+            # (read with the third, the delete would race its write), the vectors held
+            # still have it.
+            if i == 30:
                 assert sql_links.delete_memories(bank, gone) == len(gone)
             yield item
 
