@@ -18,8 +18,9 @@ text's components, summed, plus noise, so near-repeats are as close as real ones
    runs them): the import's rate as a share of what the encoders alone allow.
 
 3. **Indexes set aside**: the items of 1, and those of 2, with `defer_indexes`, each into
-   a store of its own holding the same background: the HNSW indexes and the index of
-   incoming links dropped for the load and built once after it, the build counted in the
+   a store of its own holding the same background: the indexes that only searches and
+   forgetting read (`hindsight_tools/store/deferred_indexes.py`) dropped for the load and
+   built once after it, the build counted in the
    time. With `--database-url` there is one database: these run last, in it, and each
    build covers the other runs' rows too.
 4. **Where a memory's write time goes**: the given bank's last 1,000 memories and their
@@ -275,13 +276,13 @@ def main(argv: Sequence[str] | None = None) -> str:
         "|---|---:|---:|---:|",
         f"| vectors given, into a store of {args.background:,} others | {args.memories:,} | "
         f"{given_seconds:.1f} | {args.memories / given_seconds:,.0f} |",
-        f"| vectors given, vector and link indexes set aside and built after the load, into a "
+        f"| vectors given, search indexes set aside and built after the load, into a "
         f"store "
         f"of {others:,} others | {args.memories:,} | {deferred_seconds:.1f} | "
         f"{args.memories / deferred_seconds:,.0f} |",
         f"| encoders in the path | {args.encoded:,} | {encoded_seconds:.1f} | "
         f"{args.encoded / encoded_seconds:,.0f} |",
-        f"| encoders in the path, vector and link indexes set aside and built after the load, "
+        f"| encoders in the path, search indexes set aside and built after the load, "
         f"into a "
         f"store of {others_encoded:,} others | {args.encoded:,} | "
         f"{deferred_encoded_seconds:.1f} | "
@@ -290,7 +291,7 @@ def main(argv: Sequence[str] | None = None) -> str:
         f"{encoder_seconds:.1f} | {args.encoded / encoder_seconds:,.0f} |",
         "",
         f"Encoders in the path run at **{encoder_seconds / encoded_seconds:.0%}** of the "
-        "encoders' own throughput; with the vector and link indexes set aside, at "
+        "encoders' own throughput; with the search indexes set aside, at "
         f"**{encoder_seconds / deferred_encoded_seconds:.0%}**.",
         "",
         "Links made by the import with vectors given: "

@@ -183,7 +183,7 @@ class ImportResult(BaseModel):
     """What an import wrote: memories written, memories skipped because the bank already
     held their id (an earlier run of the same import) or the stream repeated it, batches
     committed, the id of the last memory of the last committed batch, and whether the
-    vector and link indexes were set aside for the load."""
+    search indexes were set aside for the load."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -192,7 +192,7 @@ class ImportResult(BaseModel):
     skipped: int
     batches: int
     last_id: str | None = None
-    # whether the store's vector and link indexes were set aside for the load (asked for,
+    # whether the store's search indexes were set aside for the load (asked for,
     # and the bank small enough for the import to find its links itself)
     indexes_deferred: bool = False
 

@@ -119,7 +119,7 @@ class Settings(BaseSettings):
         default="1GB",
         pattern=r"^\d+\s*(kB|MB|GB|TB)$",
         description="maintenance_work_mem for building an index over rows already "
-        "stored (an import with its vector and link indexes set aside, or an engine putting "
+        "stored (an import with its search indexes set aside, or an engine putting "
         "back a missing one); a graph larger than this is built partly on disk. Two are "
         "built at once, each with this much (one with a pool of one connection).",
     )

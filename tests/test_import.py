@@ -341,7 +341,7 @@ def test_import_from_the_command_line_resumes(
     done = cli(settings, *args)
     assert done.returncode == 0, done.stderr
     assert "imported 18 memories" in done.stdout and "skipped 12" in done.stdout
-    assert "vector and link indexes were set aside for the load and built after it" in done.stdout
+    assert "search indexes were set aside for the load and built after it" in done.stdout
     assert len(deferred_indexes(db)) == len(DEFERRED_INDEXES)
     assert f"run hindsight-tools backfill --bank {bank}" in done.stdout
     assert count(db, "memory_units", bank) == 30

@@ -20,13 +20,13 @@ def test_the_import_benchmark_reports_both_paths(scratch_db: str) -> None:
     )
     encoded = re.search(r"\| encoders in the path \| 20 \| [\d.]+ \| ([\d,]+) \|", report)
     encoded_aside = re.search(
-        r"\| encoders in the path, vector and link indexes set aside and built after the load, "
+        r"\| encoders in the path, search indexes set aside and built after the load, "
         r"into a store of 140 others \| 20 \|",
         report,
     )
-    assert encoded_aside and "with the vector and link indexes set aside, at **" in report, report
+    assert encoded_aside and "with the search indexes set aside, at **" in report, report
     deferred = re.search(
-        r"\| vectors given, vector and link indexes set aside and built after the load, into a "
+        r"\| vectors given, search indexes set aside and built after the load, into a "
         r"store of 80 others \| 60 \| [\d.]+ \| ([\d,]+) \|",
         report,
     )

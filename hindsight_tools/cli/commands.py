@@ -83,8 +83,9 @@ def _parser() -> argparse.ArgumentParser:
     bulk.add_argument(
         "--defer-indexes",
         action="store_true",
-        help="drop the store's vector indexes and its index of incoming links for the load "
-        "and build them once after it (20,000 memories with their vectors: about three times "
+        help="drop the store's indexes that only searches and forgetting read (vector, "
+        "full-text, incoming links, postings by memory) for the load and build them once "
+        "after it (20,000 memories with their vectors: about three times "
         "as fast into an empty store), but every bank's searches go without them meanwhile: "
         "for loading a store nobody searches yet. Kept when the bank is larger than the "
         "import holds in memory.",
@@ -300,10 +301,10 @@ def _import(args: argparse.Namespace) -> None:
         f"batch(es); skipped {result.skipped} already stored or repeated"
     )
     if result.indexes_deferred:
-        print("the vector and link indexes were set aside for the load and built after it")
+        print("the search indexes were set aside for the load and built after it")
     elif args.defer_indexes:
         print(
-            "the vector and link indexes were kept: the bank is larger than the import "
+            "the search indexes were kept: the bank is larger than the import "
             "holds in memory (HINDSIGHT_API_IMPORT_LINK_EXACT_MAX_UNITS)"
         )
     if with_vectors and late:

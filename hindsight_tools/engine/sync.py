@@ -177,12 +177,13 @@ class MemoryEngine:
         those are not re-embedded, and :meth:`backfill_token_vectors` gives them their
         late-interaction vectors later. ``progress`` is called with each batch's size.
 
-        ``defer_indexes`` drops the store's HNSW indexes and its index of incoming links
-        for the load and builds them once after it (also when it fails), the way a restore
-        does: 20,000 memories with their vectors went in about three times as fast into an
-        empty store, but every bank's searches go without the indexes until then. For
-        loading a store nobody searches meanwhile. They are kept when the bank is larger
-        than the import holds in memory (``import_link_exact_max_units``);
+        ``defer_indexes`` drops the store's indexes that only searches and forgetting read
+        (HNSW, full-text, incoming links, postings by memory) for the load and builds them
+        once after it (also when it fails), the way a restore does: 20,000 memories with
+        their vectors went in about three times as fast into an empty store, but every
+        bank's searches go without the indexes until then. For loading a store nobody
+        searches meanwhile. They are kept when the bank is larger than the import holds in
+        memory (``import_link_exact_max_units``);
         ``indexes_deferred`` in the result says which.
         """
         program = self._core.import_program(

@@ -236,7 +236,7 @@ def import_batches(
     runs at about the encoders' pace instead of encoders plus database, and one whose items
     bring them at about the database's.
 
-    With ``defer_indexes`` the store's vector indexes and its index of incoming links are
+    With ``defer_indexes`` the store's indexes that only searches and forgetting read are
     dropped while this process finds the links
     (:mod:`~hindsight_tools.store.deferred_indexes`) and built again as soon as it no longer
     does; the caller builds them after the last batch, or after a failure.

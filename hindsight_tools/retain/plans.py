@@ -122,6 +122,21 @@ FROM unnest(%(unit_ids)s::text[], %(keys)s::text[]) AS p(unit_id, key)
 JOIN entities e ON e.bank_id = %(bank)s AND e.name_key = p.key
 ON CONFLICT DO NOTHING
 """
+# An import's batches (after the first, see _ADD_TO_TOTALS) grow each entity's count by the
+# mentions the batch adds instead of counting all of them again: a recount reads every
+# mention of the batch's entities, and a common one's grow with the bank.
+_ADD_UNIT_ENTITIES = """
+WITH added AS (
+    INSERT INTO unit_entities (bank_id, unit_id, entity_id)
+    SELECT %(bank)s, p.unit_id, e.id
+    FROM unnest(%(unit_ids)s::text[], %(keys)s::text[]) AS p(unit_id, key)
+    JOIN entities e ON e.bank_id = %(bank)s AND e.name_key = p.key
+    ON CONFLICT DO NOTHING
+    RETURNING entity_id
+), counts AS (SELECT entity_id, count(*) AS n FROM added GROUP BY entity_id)
+UPDATE entities e SET mention_count = e.mention_count + counts.n
+FROM counts WHERE e.bank_id = %(bank)s AND e.id = counts.entity_id
+"""
 COUNT_MENTIONS = """
 UPDATE entities e
 SET mention_count = (SELECT count(*) FROM unit_entities ue
@@ -256,10 +271,11 @@ def derive(
     found: links.FoundLinks | None = None,
     added: bool = False,
 ) -> Plan[None]:
-    """What follows from memories just written, set-wise: their keyword postings and the
-    bank's totals (grown by theirs when they are all ``added``, new to the bank), their
-    entities, and their semantic, temporal and causal links (those of ``found`` as they
-    are, when the caller found them already)."""
+    """What follows from memories just written, set-wise: their keyword postings, their
+    entities, their semantic, temporal and causal links (those of ``found`` as they are,
+    when the caller found them already), and the bank's totals and its entities' mention
+    counts: counted again, or grown by theirs when they are all ``added`` (new to the
+    bank)."""
     bank = {"bank": bank_id}
     ids = [p.id for p in prepared]
     yield Statement(_ADD_TERMS, {**bank, "ids": ids}, "none")
@@ -276,12 +292,12 @@ def derive(
             {**bank, "names": list(names.values()), "keys": list(names.keys())},
             "none",
         )
-        yield Statement(
-            _INSERT_UNIT_ENTITIES,
-            {**bank, "unit_ids": [u for u, _ in pairs], "keys": [k for _, k in pairs]},
-            "none",
-        )
-    if names or old_entity_ids:
+        mentions = {**bank, "unit_ids": [u for u, _ in pairs], "keys": [k for _, k in pairs]}
+        if added:
+            yield Statement(_ADD_UNIT_ENTITIES, mentions, "none")
+        else:
+            yield Statement(_INSERT_UNIT_ENTITIES, mentions, "none")
+    if (names and not added) or old_entity_ids:
         counts = {**bank, "keys": list(names.keys()), "old_ids": list(old_entity_ids)}
         yield Statement(COUNT_MENTIONS, counts, "none")
         yield Statement(DROP_UNUSED_ENTITIES, counts, "none")

@@ -1,17 +1,20 @@
-"""The indexes a large import may set aside and build after its rows are in: the HNSW
-indexes of ``memory_units`` and the index of incoming links.
+"""The indexes a large import may set aside and build after its rows are in: those that
+only searches and forgetting read, never an import's own writes. The HNSW indexes of
+``memory_units``, the index of incoming links, the full-text index of the ``native``
+keyword search and the index that finds a memory's keyword postings to forget them.
 
 Inserting a memory into the two HNSW graphs it belongs to (the one of every memory and the
-one of its fact type) costs about 2 ms on two cores, and each of its ~55 links a random
-insertion into the index of incoming links; building a graph over rows already there costs
-a fraction of that per memory, and a btree is built by one sort, as a database restore
-builds its indexes after the data. While they are set aside, searches of every bank in the
-store go without them (correct, and slow in a large store), so an import sets them aside
-only when asked. The links' primary key stays: it finds a memory's outgoing links, and the
-import's writes check it.
+one of its fact type) costs about 2 ms on two cores, each of its ~55 links a random
+insertion into the index of incoming links, and a long memory's ~90 keyword postings as
+many insertions into the postings' second index and its lexemes into the full-text index;
+building a graph over rows already there costs a fraction of that per memory, and a btree
+or GIN index is built by one sort, as a database restore builds its indexes after the data.
+While they are set aside, searches of every bank in the store go without them (correct,
+and slow in a large store), so an import sets them aside only when asked. The primary keys
+stay: the import's writes check them, and the keyword arm reads its postings by theirs.
 
-The definitions are those of the migrations (``0001_core.sql``, ``0004``); a test compares
-the indexes built here with the ones a fresh migration makes. Whatever drops them, the
+The definitions are those of the migrations (``0001_core.sql``, ``0002``, ``0004``); a test
+compares the indexes built here with the ones a fresh migration makes. Whatever drops them, the
 next engine to open the store builds any that are missing, so an import cut short leaves
 no store without them for longer than it takes to open it again.
 """
@@ -31,6 +34,8 @@ DEFERRED_INDEXES: dict[str, str] = {
     "memory_units_embedding_experience": f"{_HNSW} WHERE fact_type = 'experience'",
     "memory_units_embedding_observation": f"{_HNSW} WHERE fact_type = 'observation'",
     "memory_links_to": "memory_links (bank_id, to_unit_id, link_type, weight DESC)",
+    "memory_units_search": "memory_units USING gin (search_vector)",
+    "memory_terms_unit": "memory_terms (bank_id, unit_id)",
 }
 VECTOR_INDEXES = tuple(name for name in DEFERRED_INDEXES if "USING hnsw" in DEFERRED_INDEXES[name])
 # Built alone in one lane: the largest, as many rows as the other HNSW graphs together.
