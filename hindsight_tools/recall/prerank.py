@@ -70,6 +70,31 @@ def candidate_order(
     return sorted(fused, key=lambda c: (direct_rank(c) / weight(c), position[c.id]))
 
 
+# About the text of the 128 tokens late interaction scores: a memory up to this long keeps its
+# score whole.
+LENGTH_FREE_CHARS = 512
+
+
+def length_prior(
+    scores: Mapping[str, float], lengths: Mapping[str, int], weight: float
+) -> dict[str, float]:
+    """``scores`` less ``weight`` × ln(length / :data:`LENGTH_FREE_CHARS`) for each memory
+    longer than that (``lengths`` in characters).
+
+    Why: late interaction scores a long memory's first 128 tokens, so it matches more of a
+    question's tokens than a short memory can with its twenty, whatever each says; and a
+    long memory covers many things, so any one question is less likely about it, which is
+    why BM25 normalises its scores for length. In long user-assistant chats the assistant's
+    long answers crowd out the user's short messages that state what the question asks
+    about. Memories up to the free length, every turn of a chat of short messages, keep
+    their scores: their order is as without the prior."""
+    return {
+        memory_id: score
+        - weight * math.log(max(lengths.get(memory_id, 0), LENGTH_FREE_CHARS) / LENGTH_FREE_CHARS)
+        for memory_id, score in scores.items()
+    }
+
+
 # Two arms that both put a memory in their top three agree on it.
 AGREEMENT_RANK = 3
 AGREEMENT_ARMS = 2
