@@ -17,6 +17,7 @@ batch at a time.
 from __future__ import annotations
 
 import bisect
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -66,14 +67,14 @@ class Timeline:
     def add(self, ids: Sequence[str], times: Sequence[datetime | None]) -> TemporalLinks:
         """Take a batch into the timeline and return its links (the batch's own memories
         are each other's neighbours too, as they are once written)."""
-        batch = [(microseconds(t), i) for i, t in zip(ids, times, strict=True) if t is not None]
-        for moment, memory_id in batch:
-            at = bisect.bisect_right(self._times, moment)
-            # among equal times ids ascend, as the SQL orders them
-            while at > 0 and self._times[at - 1] == moment and self._ids[at - 1] > memory_id:
-                at -= 1
-            self._times.insert(at, moment)
-            self._ids.insert(at, memory_id)
+        batch = sorted(
+            (microseconds(t), i) for i, t in zip(ids, times, strict=True) if t is not None
+        )
+        # One merge of two sorted runs; among equal times ids ascend, as the SQL orders them
+        # (Python compares strings by code point, which is UTF-8's byte order).
+        merged = list(heapq.merge(zip(self._times, self._ids, strict=True), batch))
+        self._times = [t for t, _ in merged]
+        self._ids = [i for _, i in merged]
         from_ids: list[str] = []
         to_ids: list[str] = []
         weights: list[float] = []
