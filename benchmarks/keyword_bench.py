@@ -1,20 +1,16 @@
 """The keyword arm past its bound: exact BM25 next to the bounded form, on a big bank.
 
     .venv/bin/python -m benchmarks.keyword_bench --store DIR [--big 300000]
-        [--bounds 10000 20000 40000] [--lookup-shares 0.4] [--queries 100] [--limit 300]
-        [--out FILE] [--seed 7]
+        [--bounds 10000 20000 40000] [--queries 100] [--limit 300] [--out FILE] [--seed 7]
 
 ``DIR`` is the ``one-big`` folder of :mod:`benchmarks.scale_bench`'s ``--data-dir``, built
 with the same ``--big`` and ``--seed``; the questions are that benchmark's. Each question
 runs through the keyword arm once per configuration, the configurations in turn within a
 question (the order rotated from one question to the next), so the host's load falls on all
 of them alike: first a round to warm the caches, then the measured one. *Exact* is the same
-backend with a bound no question reaches; each bound is run with every ``--lookup-shares``
-(how a bounded query adds its late terms: joined, looked up by candidate, or each question
-by :func:`~hindsight_tools.recall.arms.bm25.late_terms_looked_up`). Reported per
-configuration: p50 and p95 ms of the arm alone (its two statements through the engine's
-pool, no other arm beside it), the questions that took the bounded form and those of them
-that looked their late terms up, and the share of the exact form's top 10 and top 50
+backend with a bound no question reaches. Reported per configuration: p50 and p95 ms of the
+arm alone (its two statements through the engine's pool, no other arm beside it), the
+questions that took the bounded form, and the share of the exact form's top 10 and top 50
 (all fact types, by score) that it returns too; then the same over the bounded questions
 alone, with the postings of the opening terms (summed for every memory they reach) and of
 the late ones (summed for the candidates only).
@@ -26,7 +22,6 @@ bounded form exists: ``hindsight_tools/recall/arms/bm25.py``.
 from __future__ import annotations
 
 import argparse
-import math
 import random
 import shlex
 import statistics
@@ -48,13 +43,7 @@ from hindsight_tools.cli.commands import positive_int
 from hindsight_tools.encoders.embedding import default_embedder
 from hindsight_tools.evaluation import latency_percentiles
 from hindsight_tools.models import FACT_TYPES
-from hindsight_tools.recall.arms.bm25 import (
-    LOOKUP_SHARE,
-    Bm25Backend,
-    KeywordQuery,
-    late_terms_looked_up,
-    rarest_terms,
-)
+from hindsight_tools.recall.arms.bm25 import Bm25Backend, KeywordQuery, rarest_terms
 from hindsight_tools.recall.arms.filters import Scope
 
 BANK = "big"
@@ -65,34 +54,24 @@ HEADS = (10, 50)
 @dataclass
 class Config:
     bound: int
-    share: float = LOOKUP_SHARE
     seconds: list[float] = field(default_factory=list)
     kept: dict[int, list[float]] = field(default_factory=dict)
     bounded: list[bool] = field(default_factory=list)
     reads: list[tuple[int, int]] = field(default_factory=list)  # bounded questions
-    looked_up: list[bool] = field(default_factory=list)
 
     @property
     def name(self) -> str:
-        if self.bound == EXACT:
-            return "exact"
-        named = {0.0: "joined", math.inf: "looked up"}
-        late = named.get(self.share, f"lookup share {self.share:g}")
-        return f"bound {self.bound:,}, late terms {late}"
+        return "exact" if self.bound == EXACT else f"bound {self.bound:,}"
 
     @property
     def backend(self) -> Bm25Backend:
-        return Bm25Backend(exact_postings=self.bound, lookup_share=self.share)
+        return Bm25Backend(exact_postings=self.bound)
 
 
 def measure(
-    engine: MemoryEngine,
-    questions: Sequence[str],
-    bounds: Sequence[int],
-    limit: int,
-    shares: Sequence[float] = (LOOKUP_SHARE,),
+    engine: MemoryEngine, questions: Sequence[str], bounds: Sequence[int], limit: int
 ) -> list[Config]:
-    configs = [Config(EXACT), *(Config(b, s) for b in bounds for s in shares)]
+    configs = [Config(EXACT), *(Config(b) for b in bounds)]
     with settled_heap():
         _measure(engine, questions, configs, limit)
     return configs
@@ -122,9 +101,6 @@ def _measure(
             for config in configs:
                 opening = config.backend.opening(postings)
                 config.bounded.append(opening < len(ranked))
-                config.looked_up.append(
-                    opening < len(ranked) and late_terms_looked_up(postings, opening, config.share)
-                )
                 if opening < len(ranked):
                     config.reads.append((sum(postings[:opening]), sum(postings[opening:])))
                 for k in HEADS:
@@ -154,14 +130,12 @@ def render(
         "",
         "All questions:",
         "",
-        "| configuration | p50 ms | p95 ms | questions bounded | late terms looked up "
-        "| top 10 kept | top 50 kept |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| configuration | p50 ms | p95 ms | questions bounded | top 10 kept | top 50 kept |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for c in configs:
         kept = " | ".join(f"{statistics.mean(c.kept[k]):.3f}" for k in HEADS)
-        counts = f"{sum(c.bounded)} | {sum(c.looked_up)}"
-        lines.append(f"| {c.name} | {_ms(c.seconds)} | {counts} | {kept} |")
+        lines.append(f"| {c.name} | {_ms(c.seconds)} | {sum(c.bounded)} | {kept} |")
     lines += [
         "",
         "The questions each bound takes to the bounded form, against exact on the same "
@@ -189,13 +163,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--store", type=Path, required=True, help="a scale_bench one-big store")
     parser.add_argument("--big", type=positive_int, default=300_000)
     parser.add_argument("--bounds", type=positive_int, nargs="+", default=[10_000, 20_000, 40_000])
-    parser.add_argument(
-        "--lookup-shares",
-        type=float,
-        nargs="+",
-        default=[LOOKUP_SHARE],
-        help="when the late terms are looked up by candidate (0: never, inf: always)",
-    )
     parser.add_argument("--queries", type=positive_int, default=100)
     parser.add_argument("--limit", type=positive_int, default=300, help="the arm's limit (mid)")
     parser.add_argument("--out", type=Path)
@@ -217,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> str:
         if row is None or row[0] != args.big:
             raise SystemExit(f"{args.store} holds no bank {BANK!r} of {args.big:,} memories")
         facts = machine_facts(engine)
-        configs = measure(engine, questions, args.bounds, args.limit, args.lookup_shares)
+        configs = measure(engine, questions, args.bounds, args.limit)
     report = render(command, facts, args.big, args.limit, configs)
     if args.out is not None:
         args.out.write_text(report + "\n")

@@ -3,7 +3,6 @@ the bounded form past ``exact_postings``."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import bm25s
@@ -17,7 +16,6 @@ from hindsight_tools.recall.arms.bm25 import (
     Bm25Backend,
     KeywordQuery,
     NativeBackend,
-    late_terms_looked_up,
     opening_terms,
 )
 from hindsight_tools.recall.arms.filters import Scope
@@ -189,35 +187,6 @@ def test_opening_terms(postings: list[int], bound: int, opening: int) -> None:
     assert opening_terms(postings, bound) == opening
 
 
-@pytest.mark.parametrize(
-    ("postings", "opening", "share", "looked_up"),
-    [
-        ([2_000, 50_000, 100_000], 1, 0.4, True),  # 2,000 × 2 lookups against 150,000 postings
-        ([20_000, 30_000, 40_000], 1, 0.4, False),  # 20,000 × 2 against 70,000
-        ([20_000, 30_000, 40_000], 1, 0.6, True),  # 40,000 < 0.6 × 70,000
-        ([10_000, 5_000, 30_000], 2, 0.4, False),  # 15,000 × 1 against 0.4 × 30,000
-        ([10_000, 5_000, 30_000], 2, 0.6, True),  # 15,000 < 18,000
-        ([2_000, 50_000], 1, 0.0, False),  # share 0: always joined
-        ([60_000, 50_000], 1, math.inf, True),  # inf: always looked up
-    ],
-)
-def test_late_terms_looked_up(
-    postings: list[int], opening: int, share: float, looked_up: bool
-) -> None:
-    assert late_terms_looked_up(postings, opening, share) is looked_up
-
-
-def test_a_bounded_statement_follows_the_lookup_choice() -> None:
-    ranked = [("okapi", 10), ("river", 1_000), ("zebra", 1_000)]
-    joined, _ = Bm25Backend(exact_postings=10, lookup_share=0.0).statement(ranked)
-    looked_up, params = Bm25Backend(exact_postings=10, lookup_share=0.4).statement(ranked)
-    exact, _ = Bm25Backend(exact_postings=10**6, lookup_share=0.4).statement(ranked)
-    assert params["opening"] == ["okapi"]
-    assert "ANY(ARRAY(SELECT id FROM found))" in looked_up
-    assert "ANY(ARRAY(SELECT id FROM found))" not in joined and "JOIN found f" in joined
-    assert "found" not in exact
-
-
 # "okapi" is in four memories, "river" and "zebra" in many: past a bound of 4 postings the
 # rare word chooses the candidates and the common words only score them.
 BOUNDED_DOCS = {
@@ -230,10 +199,9 @@ BOUNDED_DOCS = {
 }
 
 
-@pytest.mark.parametrize("share", [0.0, math.inf], ids=["joined", "looked-up"])
 @pytest.mark.parametrize("tags", [None, ["even"]])
 def test_bounded_form_keeps_the_rare_terms_memories_with_their_full_scores(
-    engine: MemoryEngine, bank: str, tags: list[str] | None, share: float
+    engine: MemoryEngine, bank: str, tags: list[str] | None
 ) -> None:
     engine.retain(
         bank,
@@ -245,9 +213,7 @@ def test_bounded_form_keeps_the_rare_terms_memories_with_their_full_scores(
     strict = {"tags": tags, "tags_match": "any_strict"} if tags else {}
     query = "okapi river zebra"
     exact = dict(keyword(engine, bank, query, Bm25Backend(exact_postings=10**9), **strict))
-    bounded = keyword(
-        engine, bank, query, Bm25Backend(exact_postings=4, lookup_share=share), **strict
-    )
+    bounded = keyword(engine, bank, query, Bm25Backend(exact_postings=4), **strict)
     rare = {k for k in BOUNDED_DOCS if k.startswith("o") and (not tags or int(k[1:]) % 2 == 0)}
     assert {k for k, _ in bounded} == rare
     assert len(exact) > len(rare)  # the exact form also finds river and zebra alone
@@ -277,9 +243,8 @@ TYPED_DOCS = {
 }
 
 
-@pytest.mark.parametrize("share", [0.0, math.inf], ids=["joined", "looked-up"])
 def test_bounded_form_reads_two_opening_terms_and_keeps_each_types_limit(
-    engine: MemoryEngine, bank: str, share: float
+    engine: MemoryEngine, bank: str
 ) -> None:
     engine.retain(
         bank,
@@ -290,7 +255,7 @@ def test_bounded_form_reads_two_opening_terms_and_keeps_each_types_limit(
         query = KeywordQuery(
             bank, "okapi giraffe river", ("world", "experience"), Scope(), limit, "english"
         )
-        return engine._run(Bm25Backend(exact_postings=bound, lookup_share=share).plan(query))
+        return engine._run(Bm25Backend(exact_postings=bound).plan(query))
 
     exact = dict(ask(10**9, 100))
     assert "o1" not in exact  # not an asked type

@@ -136,8 +136,8 @@ async def _recall_async(engine: MemoryEngine, bank: str) -> None:
 
 def _run_plans_a_recall_rarely_reaches(url: str, bank: str) -> None:
     """The native keyword backend, BM25's bounded form (its bound set to 0, so that a bank
-    of six takes it) with its late terms joined and looked up, and the graph arm's query
-    without entities (what it falls back to past its time limit), run directly."""
+    of six takes it), and the graph arm's query without entities (what it falls back to
+    past its time limit), run directly."""
     with psycopg.connect(url) as conn:
         register_vector(conn)
         row = conn.execute(
@@ -151,8 +151,7 @@ def _run_plans_a_recall_rarely_reaches(url: str, bank: str) -> None:
         bounded = KeywordQuery(
             bank, "Melanie painted lake", tuple(FACT_TYPES), scope, 10, "english"
         )
-        for share in (0.0, float("inf")):  # late terms joined, and looked up
-            run_plan(conn, Bm25Backend(exact_postings=0, lookup_share=share).plan(bounded))
+        run_plan(conn, Bm25Backend(exact_postings=0).plan(bounded))
         graph = GraphQuery(bank, vector, ("Melanie",), ("world",), scope, 10, 0.0, 10, 5.0, "idf")
         run_plan(conn, _as_if_cancelled(graph_plan(graph)))
 
