@@ -2,8 +2,8 @@
 small banks in one database.
 
     .venv/bin/python -m benchmarks.scale_bench [--big 1000000] [--banks 10000]
-        [--bank-size 100] [--queries 100] [--shapes many-small alone one-big]
-        [--data-dir DIR] [--reuse] [--out FILE] [--seed 7]
+        [--bank-size 100] [--queries 100] [--warm-up 100] [--shapes many-small alone one-big]
+        [--server-setting NAME=VALUE …] [--data-dir DIR] [--reuse] [--out FILE] [--seed 7]
 
 Three stores, each in its own folder under ``--data-dir`` (a temporary folder, removed at
 the end, without it):
@@ -22,6 +22,12 @@ ANALYZE of every statement of each arm with the indexes it read, retain of 100 m
 into a fresh bank and ``delete_bank`` of it, the disk size, the count of tables and indexes
 (the same in every store: nothing in the schema is per bank), and whether the store's
 indexes and constraints are those of a database migrated afresh.
+
+Each reranker's timed round comes after ``--warm-up`` other questions about the same bank,
+asked untimed: in a bank of 1,000,000 the hot pages (HNSW graphs, postings, rows) are
+gigabytes, which ten questions don't bring into memory, and a server that has been answering
+for a while has them there. ``--server-setting`` sets the embedded server's PostgreSQL
+settings (``HINDSIGHT_API_EMBEDDED_SERVER_SETTINGS``), which the report's header shows.
 """
 
 from __future__ import annotations
@@ -223,6 +229,20 @@ def schema_differences(engine: MemoryEngine, embedder: CompositeEmbedder) -> lis
     ]
 
 
+def warm_up(engine: MemoryEngine, bank: str, questions: Sequence[Question]) -> None:
+    """Ask ``questions`` at mid, untimed."""
+    for q in questions:
+        engine.recall(bank, q.text, budget="mid", max_tokens=4096, query_timestamp=NOW)
+
+
+def server_setting(text: str) -> tuple[str, str]:
+    """``NAME=VALUE`` for the embedded server (``HINDSIGHT_API_EMBEDDED_SERVER_SETTINGS``)."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name.strip(), value.strip()
+
+
 def run_shape(
     shape: Shape,
     root: Path,
@@ -230,14 +250,18 @@ def run_shape(
     embedder: CompositeEmbedder,
     args: argparse.Namespace,
 ) -> ShapeRun:
-    settings = Settings(data_dir=root / shape.name)
+    settings = Settings(data_dir=root / shape.name, embedded_server_settings=args.server_settings)
     banks = shape.make_banks()
     build: BuildTimes = built_store(
         root / shape.name, settings, embedder, banks, args.seed, args.reuse
     )
     vocab = make_vocabulary(random.Random(args.seed))
     questions = make_questions(banks[shape.bank], args.queries, vocab, args.seed)
-    for q in questions:
+    # Other questions about the same bank, asked before each timed round: the timed
+    # questions then meet the caches of a server that has been answering, not the pages
+    # the build or the other reranker's round left behind.
+    warm = make_questions(banks[shape.bank], args.warm_up, vocab, args.seed + 1)
+    for q in [*questions, *warm]:
         embedder.register(q.text, q.parts, question=True)
     embedder.embed_components()
     passthrough = settings.with_overrides({"reranker_provider": "passthrough"})
@@ -248,9 +272,11 @@ def run_shape(
         # Passthrough first: the pass after it finds the caches warmer, and the target
         # (mid p95) is passthrough's.
         with MemoryEngine(settings=passthrough, embedder=embedder) as plain:
+            warm_up(plain, shape.bank, warm)
             latency[plain.reranker_name] = measure_bank(
                 plain, real, embedder, shape.bank, size, questions
             )
+        warm_up(engine, shape.bank, warm)
         latency[engine.reranker_name] = measure_bank(
             engine, real, embedder, shape.bank, size, questions
         )
@@ -291,12 +317,30 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--bank-size", type=positive_int, default=100, help="memories of a small bank"
     )
     parser.add_argument("--queries", type=positive_int, default=100, help="questions per store")
+    parser.add_argument(
+        "--warm-up",
+        type=int,
+        default=100,
+        help="other questions asked, untimed, before each reranker's timed round",
+    )
+    parser.add_argument(
+        "--server-setting",
+        type=server_setting,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a PostgreSQL setting of the embedded server, e.g. shared_buffers=6GB",
+    )
     parser.add_argument("--shapes", nargs="+", choices=SHAPES, default=list(SHAPES))
     parser.add_argument("--data-dir", type=Path, help="keep the stores in this folder")
     parser.add_argument("--reuse", action="store_true", help="keep stores built by an earlier run")
     parser.add_argument("--out", type=Path, help="also write the report here")
     parser.add_argument("--seed", type=int, default=7)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.warm_up < 0:
+        parser.error(f"argument --warm-up: must be 0 or more, got {args.warm_up}")
+    args.server_settings = dict(args.server_setting)
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> str:
@@ -312,7 +356,7 @@ def main(argv: Sequence[str] | None = None) -> str:
         report = ""
         for shape in make_shapes(args):
             runs.append(run_shape(shape, root, real, embedder, args))
-            report = render(command, runs)
+            report = render(command, runs, args.warm_up)
             if args.out is not None:  # a long run's finished stores are reported already
                 args.out.write_text(report + "\n")
     finally:

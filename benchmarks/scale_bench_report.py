@@ -209,7 +209,7 @@ def shape_section(run: ShapeRun) -> list[str]:
     return lines
 
 
-def render(command: str, runs: Sequence[ShapeRun]) -> str:
+def render(command: str, runs: Sequence[ShapeRun], warm_up: int) -> str:
     facts = runs[0].facts if runs else {}
     lines = [
         "# Scale benchmark",
@@ -224,8 +224,9 @@ def render(command: str, runs: Sequence[ShapeRun]) -> str:
             if any(run.counts.get("token vectors") for run in runs)
             else "without late-interaction vectors"
         ),
-        "- each store is measured with passthrough first, then with the cross-encoder "
-        "(each after its own warm-up of 10 questions), with the benchmark's own generated "
+        "- each store is measured with passthrough first, then with the cross-encoder, "
+        f"each after a round of {warm_up} other questions about the same bank (untimed, at "
+        "mid) and its own warm-up of 10, with the benchmark's own generated "
         "memories frozen out of Python's garbage collector (`gc.freeze`): a full collection "
         "over them would otherwise land inside a recall",
         "",

@@ -44,8 +44,12 @@ def _row(report: str, store: str) -> list[str]:
 def test_the_scale_benchmark_builds_three_stores_and_reports_them(tmp_path: Path) -> None:
     report = main(
         ["--big", "400", "--banks", "6", "--bank-size", "30", "--queries", "4",
+         "--warm-up", "2", "--server-setting", "shared_buffers=160MB",
          "--data-dir", str(tmp_path)]
     )  # fmt: skip
+    # the server ran with the given setting, and each timed round came after the warm-up
+    assert "(shared_buffers 160MB)" in report
+    assert "after a round of 2 other questions about the same bank" in report
     # 400 + three banks of 2,000; six banks of 30; the first of them alone
     assert _row(report, "one-big")[:4] == ["one-big", "4", "6,400", "big (400)"]
     assert _row(report, "many-small")[:4] == ["many-small", "6", "180", "small-00000 (30)"]
@@ -86,3 +90,18 @@ def test_a_store_or_question_count_below_one_is_refused_by_name(
     with pytest.raises(SystemExit):
         parse_args([flag, "0"])
     assert f"argument {flag}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["shared_buffers", "=1GB", "shared_buffers="])
+def test_a_server_setting_without_name_and_value_is_refused(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        parse_args(["--server-setting", value])
+    assert "expected NAME=VALUE" in capsys.readouterr().err
+
+
+def test_a_negative_warm_up_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse_args(["--warm-up", "-1"])
+    assert "argument --warm-up" in capsys.readouterr().err
