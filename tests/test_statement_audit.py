@@ -196,7 +196,7 @@ def test_every_statement_of_every_call_stays_in_its_bank(
         "tstzrange",  # the temporal arm and the date filter
         "metadata_doc",  # the metadata filter
         "ts_rank_cd",  # the native keyword backend
-        "JOIN found f",  # BM25's bounded form
+        "ARRAY(SELECT id FROM found)",  # BM25's bounded form
         "DELETE FROM banks",
         "DELETE FROM memory_links WHERE bank_id = $1",  # delete_bank's, links having no keys
         "OR to_unit_id = ANY($",  # forgetting's, both ways
