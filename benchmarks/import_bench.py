@@ -52,6 +52,7 @@ from benchmarks.recall_bench_data import make_memories, make_vocabulary
 from benchmarks.recall_bench_vectors import CompositeEmbedder
 from benchmarks.reports import publish, report_head
 from hindsight_tools import MemoryEngine, Settings
+from hindsight_tools.cli.commands import non_negative_int, positive_int
 from hindsight_tools.encoders.embedding import Embedder, default_embedder, embed_texts
 
 SEED = 7
@@ -202,10 +203,10 @@ def write_costs(engine: MemoryEngine, bank: str, last: int = 1000) -> list[tuple
 
 def main(argv: Sequence[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--memories", type=int, default=20_000)
-    parser.add_argument("--encoded", type=int, default=4_000)
-    parser.add_argument("--background", type=int, default=0)
-    parser.add_argument("--batch", type=int, default=1000)
+    parser.add_argument("--memories", type=positive_int, default=20_000)
+    parser.add_argument("--encoded", type=positive_int, default=4_000)
+    parser.add_argument("--background", type=non_negative_int, default=0)
+    parser.add_argument("--batch", type=positive_int, default=1000)
     parser.add_argument("--out", type=Path)
     parser.add_argument(
         "--database-url", help="an empty database to use instead of a throw-away embedded one"

@@ -32,6 +32,7 @@ from typing import Any
 from benchmarks.machine import machine_facts
 from benchmarks.reports import publish, report_head
 from hindsight_tools import MemoryEngine, Settings
+from hindsight_tools.cli.commands import positive_int
 from hindsight_tools.encoders.embedding import Embedder, default_embedder, embed_texts
 from hindsight_tools.jsonl import item_from_record, read_records
 
@@ -119,8 +120,8 @@ def report(sets: Sequence[DataSet], runs: int, batch: int, facts: dict[str, str]
 def main(argv: Sequence[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", nargs="+", metavar="NAME=FILE")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--batch", type=int, default=1000)
+    parser.add_argument("--runs", type=positive_int, default=3)
+    parser.add_argument("--batch", type=positive_int, default=1000)
     parser.add_argument("--out", type=Path)
     parser.add_argument(
         "--database-url", help="a database to import into instead of throw-away embedded ones"

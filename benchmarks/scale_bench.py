@@ -59,12 +59,18 @@ from benchmarks.recall_bench_data import (
     make_questions,
     make_vocabulary,
 )
-from benchmarks.recall_bench_timing import BankLatency, arm_plan, explained, measure_bank
+from benchmarks.recall_bench_timing import (
+    BankLatency,
+    arm_plan,
+    explained,
+    measure_bank,
+    time_recall,
+)
 from benchmarks.recall_bench_vectors import CompositeEmbedder
 from benchmarks.scale_bench_report import ArmPlan, ShapeRun, Writes, render
 from benchmarks.scale_store import BuildTimes, built_store
 from hindsight_tools import MemoryEngine, Settings
-from hindsight_tools.cli.commands import positive_int
+from hindsight_tools.cli.commands import non_negative_int, positive_int
 from hindsight_tools.encoders.embedding import Embedder, default_embedder
 from hindsight_tools.query.time_window import extract_time_window
 from hindsight_tools.recall.arms.base import ARM_ORDER
@@ -230,9 +236,9 @@ def schema_differences(engine: MemoryEngine, embedder: CompositeEmbedder) -> lis
 
 
 def warm_up(engine: MemoryEngine, bank: str, questions: Sequence[Question]) -> None:
-    """Ask ``questions`` at mid, untimed."""
+    """Ask ``questions`` as the timed rounds ask theirs, at mid, the times thrown away."""
     for q in questions:
-        engine.recall(bank, q.text, budget="mid", max_tokens=4096, query_timestamp=NOW)
+        time_recall(engine, bank, q.text, "mid")
 
 
 def server_setting(text: str) -> tuple[str, str]:
@@ -319,7 +325,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--queries", type=positive_int, default=100, help="questions per store")
     parser.add_argument(
         "--warm-up",
-        type=int,
+        type=non_negative_int,
         default=100,
         help="other questions asked, untimed, before each reranker's timed round",
     )
@@ -337,8 +343,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, help="also write the report here")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
-    if args.warm_up < 0:
-        parser.error(f"argument --warm-up: must be 0 or more, got {args.warm_up}")
     args.server_settings = dict(args.server_setting)
     return args
 

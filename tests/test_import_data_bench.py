@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
+import pytest
 
+from benchmarks.import_bench import main as import_bench_main
 from benchmarks.import_data_bench import main
 
 SAMPLE = Path(__file__).parent / "data" / "mini-locomo" / "memories.jsonl"
@@ -42,3 +45,23 @@ def test_it_reports_both_paths_per_run_without_the_data(scratch_db: str, tmp_pat
     assert not any(r["text"] in report for r in records)
     with psycopg.connect(scratch_db) as conn:  # each run's bank is gone again
         assert conn.execute("SELECT count(*) FROM banks").fetchone() == (0,)
+
+
+@pytest.mark.parametrize(
+    ("bench", "argv", "flag"),
+    [
+        (main, ["x=y.jsonl", "--runs", "0"], "--runs"),
+        (main, ["x=y.jsonl", "--batch", "0"], "--batch"),
+        (import_bench_main, ["--memories", "0"], "--memories"),
+        (import_bench_main, ["--background", "-1"], "--background"),
+    ],
+)
+def test_a_count_out_of_range_is_refused_by_name(
+    bench: Callable[[list[str]], str],
+    argv: list[str],
+    flag: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        bench(argv)
+    assert f"argument {flag}: must be an integer >=" in capsys.readouterr().err

@@ -125,14 +125,8 @@ ON CONFLICT DO NOTHING
 # An import's batches (after the first, see _ADD_TO_TOTALS) grow each entity's count by the
 # mentions the batch adds instead of counting all of them again: a recount reads every
 # mention of the batch's entities, and a common one's grow with the bank.
-_ADD_UNIT_ENTITIES = """
-WITH added AS (
-    INSERT INTO unit_entities (bank_id, unit_id, entity_id)
-    SELECT %(bank)s, p.unit_id, e.id
-    FROM unnest(%(unit_ids)s::text[], %(keys)s::text[]) AS p(unit_id, key)
-    JOIN entities e ON e.bank_id = %(bank)s AND e.name_key = p.key
-    ON CONFLICT DO NOTHING
-    RETURNING entity_id
+_ADD_UNIT_ENTITIES = f"""
+WITH added AS ({_INSERT_UNIT_ENTITIES}RETURNING entity_id
 ), counts AS (SELECT entity_id, count(*) AS n FROM added GROUP BY entity_id)
 UPDATE entities e SET mention_count = e.mention_count + counts.n
 FROM counts WHERE e.bank_id = %(bank)s AND e.id = counts.entity_id
