@@ -13,7 +13,8 @@ arm alone (its two statements through the engine's pool, no other arm beside it)
 questions that took the bounded form, and the share of the exact form's top 10 and top 50
 (all fact types, by score) that it returns too; then the same over the bounded questions
 alone, with the postings of the opening terms (summed for every memory they reach) and of
-the late ones (summed for the candidates only).
+the late ones (summed for the candidates only), and how many of those questions had their
+candidates cut to the bound (the rarest term alone past it).
 
 The bound is ``HINDSIGHT_API_BM25_EXACT_POSTINGS`` (docs/configuration.md); why the
 bounded form exists: ``hindsight_tools/recall/arms/bm25.py``.
@@ -58,6 +59,7 @@ class Config:
     kept: dict[int, list[float]] = field(default_factory=dict)
     bounded: list[bool] = field(default_factory=list)
     reads: list[tuple[int, int]] = field(default_factory=list)  # bounded questions
+    cut: list[bool] = field(default_factory=list)  # bounded questions: candidates cut
 
     @property
     def name(self) -> str:
@@ -103,6 +105,7 @@ def _measure(
                 config.bounded.append(opening < len(ranked))
                 if opening < len(ranked):
                     config.reads.append((sum(postings[:opening]), sum(postings[opening:])))
+                    config.cut.append(sum(postings[:opening]) > config.bound)
                 for k in HEADS:
                     head = set(exact[:k])
                     share = len(head & set(results[config.bound][:k])) / len(head) if head else 1.0
@@ -142,19 +145,21 @@ def render(
         "questions (postings: mean per question):",
         "",
         "| configuration | questions | exact p50 / p95 ms | bounded p50 / p95 ms "
-        "| top 10 kept | top 50 kept | opening postings | late postings |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| top 10 kept | top 50 kept | opening postings | late postings | candidates cut |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for c in configs[1:]:
         picked = [i for i, b in enumerate(c.bounded) if b]
         if not picked:
-            lines.append(f"| {c.name} | 0 | | | | | | |")
+            lines.append(f"| {c.name} | 0 | | | | | | | |")
             continue
         kept = " | ".join(f"{statistics.mean(c.kept[k][i] for i in picked):.3f}" for k in HEADS)
         reads = " | ".join(f"{statistics.mean(r[j] for r in c.reads):,.0f}" for j in range(2))
         mine = _ms([c.seconds[i] for i in picked]).replace(" | ", " / ")
         theirs = _ms([exact.seconds[i] for i in picked]).replace(" | ", " / ")
-        lines.append(f"| {c.name} | {len(picked)} | {theirs} | {mine} | {kept} | {reads} |")
+        lines.append(
+            f"| {c.name} | {len(picked)} | {theirs} | {mine} | {kept} | {reads} | {sum(c.cut)} |"
+        )
     return "\n".join(lines)
 
 

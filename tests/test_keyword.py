@@ -272,3 +272,38 @@ def test_bounded_form_reads_two_opening_terms_and_keeps_each_types_limit(
     assert [k for k, _ in bounded] == expected
     for k, score in bounded:
         assert score == pytest.approx(exact[k], rel=1e-9)
+
+
+# "okapi" in six memories, three short and three a little longer with "zebra" too: past a
+# bound of 3, the rarest term alone is over it, so only its three best memories by its own
+# share stay candidates, unless a fact type's limit asks for more.
+CUT_DOCS = {
+    "s1": "okapi",
+    "s2": "okapi seen",
+    "s3": "an okapi",
+    **{f"l{i}": f"zebra okapi {i}" for i in range(3)},
+    **{f"z{i}": f"zebra herd {i}" for i in range(5)},
+}
+
+
+def test_candidates_are_cut_to_the_bound_when_the_rarest_term_passes_it(
+    engine: MemoryEngine, bank: str
+) -> None:
+    engine.retain(bank, [{"id": k, "text": v, "entities": []} for k, v in CUT_DOCS.items()])
+    by_okapi = keyword(engine, bank, "okapi", Bm25Backend(exact_postings=10**9))
+    best_three = {k for k, _ in by_okapi[:3]}
+    assert best_three == {"s1", "s2", "s3"}  # short memories score the term highest
+    exact = keyword(engine, bank, "okapi zebra", Bm25Backend(exact_postings=10**9), limit=2)
+    assert exact[0][0].startswith("l")  # with both words, a longer memory leads
+
+    cut = keyword(engine, bank, "okapi zebra", Bm25Backend(exact_postings=3), limit=2)
+    assert [k for k, _ in cut] == [k for k, _ in by_okapi[:2]]
+    exact_scores = dict(keyword(engine, bank, "okapi zebra", Bm25Backend(exact_postings=10**9)))
+    for k, score in cut:
+        assert score == pytest.approx(exact_scores[k], rel=1e-9)
+
+    # a limit above the bound keeps that many candidates: every okapi memory, zebra added
+    wide = keyword(engine, bank, "okapi zebra", Bm25Backend(exact_postings=3), limit=10)
+    assert {k for k, _ in wide} == {k for k in CUT_DOCS if "okapi" in CUT_DOCS[k]}
+    for k, score in wide:
+        assert score == pytest.approx(exact_scores[k], rel=1e-9)

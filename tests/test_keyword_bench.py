@@ -34,5 +34,10 @@ def test_the_keyword_benchmark_sets_the_bounded_form_beside_the_exact_one(
     assert 1 <= int(bounded[3]) <= 6
     assert all(0.0 <= float(share) <= 1.0 for share in bounded[4:])
     assert float(exact[1]) > 0 and float(bounded[1]) > 0
+    # the bounded questions alone: with a bound of 1, a rarest term in two memories or more
+    # has its candidates cut
+    alone = [line for line in report.splitlines() if line.startswith("| bound 1 | ")][-1]
+    questions, cut = (int(c) for c in alone.strip("|").split("|")[1::7])
+    assert questions == int(bounded[3]) and 1 <= cut <= questions
     with pytest.raises(SystemExit, match="no bank 'big' of 301 memories"):
         main(["--store", str(tmp_path), "--big", "301", "--queries", "1"])

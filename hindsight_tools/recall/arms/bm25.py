@@ -21,9 +21,11 @@ accumulators (Moffat and Zobel, "Self-indexing inverted files for fast text retr
 1996): the rarest terms, as many as fit the bound and at least one, are read in full and
 decide which memories are candidates; each remaining term's postings only add their share
 to those candidates. A memory with none of the opening terms is left to the other arms.
-Their bound is on accumulators within a term; this one is on postings, between terms. The
-late terms' postings are looked up by candidate, so their cost follows the candidates rather
-than the late terms' postings.
+The late terms' postings are looked up by candidate, so their cost follows the candidates
+rather than the late terms' postings. The candidates too number at most the bound, as
+Moffat and Zobel's accumulators do: when the rarest term alone has more postings, the
+memories it scores best (short ones, or ones that repeat it) are kept, and the rest are
+left to the other arms.
 """
 
 from __future__ import annotations
@@ -111,6 +113,16 @@ _BM25 = f"""{_TERMS}, scored AS MATERIALIZED ({_FOUND}
 ){_BEST_OF_EACH_TYPE}
 """
 
+# When the rarest term alone passes the bound, the candidates are its best memories by its
+# own share, as many as the bound allows (and never fewer than a fact type's limit). In the
+# scale benchmark's bank of 1,000,000, a question whose words are all common reached up to
+# 53,000 candidates, and looking up their late terms took most of its time; cutting them to
+# 20,000 left the exact top 10 as it was (docs/decisions/2026-12-06-candidates-bounded-too.md).
+_BEST_CANDIDATES = """
+    ORDER BY score DESC, id
+    LIMIT greatest(%(candidates)s, %(limit)s)"""
+
+
 # The continue strategy: the opening terms' postings are read and summed as above; the
 # late terms' shares are added to the memories found, and only to them. Each late term is
 # read by one scan of the postings index with the candidates' ids as an array key: the scan
@@ -123,7 +135,8 @@ _BM25 = f"""{_TERMS}, scored AS MATERIALIZED ({_FOUND}
 # carry its one fact type, so its id alone finds them. The late shares are added after the
 # opening ones, so a score can differ from the exact form's in its last bits; one query
 # never mixes the two forms.
-_BM25_BOUNDED = f"""{_TERMS}, found AS MATERIALIZED ({_FOUND}
+def _bounded(found: str) -> str:
+    return f"""{_TERMS}, found AS MATERIALIZED ({found}
 ), late AS (
     SELECT mt.unit_id AS id, sum({_SHARE}) AS score
     FROM q
@@ -136,6 +149,10 @@ _BM25_BOUNDED = f"""{_TERMS}, found AS MATERIALIZED ({_FOUND}
     FROM found f LEFT JOIN late ON late.id = f.id
 ){_BEST_OF_EACH_TYPE}
 """
+
+
+_BM25_BOUNDED = _bounded(_FOUND)
+_BM25_CANDIDATES_BOUNDED = _bounded(_FOUND + _BEST_CANDIDATES)
 
 _NATIVE = """
 WITH q AS (
@@ -225,11 +242,19 @@ class Bm25Backend:
     def statement(self, ranked: list[tuple[str, int]]) -> tuple[str, dict[str, object]]:
         """The exact or the bounded statement for these terms, and their parameters."""
         terms = [term for term, _ in ranked]
-        opening = self.opening([df for _, df in ranked])
-        return (_BM25_BOUNDED if opening < len(terms) else _BM25), {
+        postings = [df for _, df in ranked]
+        opening = self.opening(postings)
+        if opening == len(terms):
+            text = _BM25
+        elif sum(postings[:opening]) > self.exact_postings:
+            text = _BM25_CANDIDATES_BOUNDED
+        else:
+            text = _BM25_BOUNDED
+        return text, {
             "k1": self.k1,
             "b": self.b,
             "opening": terms[:opening],
+            "candidates": self.exact_postings,
         }
 
     def plan(self, query: KeywordQuery) -> Plan[list[tuple[str, float]]]:
