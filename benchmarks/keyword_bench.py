@@ -2,9 +2,12 @@
 
     .venv/bin/python -m benchmarks.keyword_bench --store DIR [--big 300000]
         [--bounds 10000 20000 40000] [--queries 100] [--limit 300] [--out FILE] [--seed 7]
+        [--question-seed N]
 
 ``DIR`` is the ``one-big`` folder of :mod:`benchmarks.scale_bench`'s ``--data-dir``, built
-with the same ``--big`` and ``--seed``; the questions are that benchmark's. Each question
+with the same ``--big`` and ``--seed``; the questions are that benchmark's, or with
+``--question-seed`` others about the same bank (to confirm a bound on questions it was not
+chosen on; the scale benchmark warms up with those of seed + 1). Each question
 runs through the keyword arm once per configuration, the configurations in turn within a
 question (the order rotated from one question to the next), so the host's load falls on all
 of them alike: first a round to warm the caches, then the measured one. *Exact* is the same
@@ -118,7 +121,12 @@ def _ms(seconds: Sequence[float]) -> str:
 
 
 def render(
-    command: str, facts: dict[str, str], size: int, limit: int, configs: Sequence[Config]
+    command: str,
+    facts: dict[str, str],
+    size: int,
+    limit: int,
+    configs: Sequence[Config],
+    question_seed: int,
 ) -> str:
     exact = configs[0]
     lines = [
@@ -128,8 +136,8 @@ def render(
         "",
         *(f"- {k}: {v}" for k, v in facts.items()),
         f"- bank `{BANK}` of {size:,} memories; {len(exact.seconds)} questions of the scale "
-        f"benchmark; the arm's limit {limit} per fact type (budget mid); the arm alone, run "
-        "through the engine's pool, second of two rounds",
+        f"benchmark's generator (seed {question_seed}); the arm's limit {limit} per fact type "
+        "(budget mid); the arm alone, run through the engine's pool, second of two rounds",
         "",
         "All questions:",
         "",
@@ -171,7 +179,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--queries", type=positive_int, default=100)
     parser.add_argument("--limit", type=positive_int, default=300, help="the arm's limit (mid)")
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--seed", type=int, default=7, help="the store's seed")
+    parser.add_argument("--question-seed", type=int, help="the questions' (default: --seed)")
     return parser.parse_args(argv)
 
 
@@ -180,7 +189,8 @@ def main(argv: Sequence[str] | None = None) -> str:
     command = shlex.join(["python", "-m", "benchmarks.keyword_bench", *(argv or sys.argv[1:])])
     vocab = make_vocabulary(random.Random(args.seed))
     memories = make_memories(BANK, args.big, vocab, args.seed)
-    questions = [q.text for q in make_questions(memories, args.queries, vocab, args.seed)]
+    seed = args.seed if args.question_seed is None else args.question_seed
+    questions = [q.text for q in make_questions(memories, args.queries, vocab, seed)]
     settings = Settings(data_dir=args.store)
     embedder = CompositeEmbedder(default_embedder(settings.embeddings_model, 64), args.seed)
     with MemoryEngine(settings=settings, embedder=embedder) as engine:
@@ -190,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> str:
             raise SystemExit(f"{args.store} holds no bank {BANK!r} of {args.big:,} memories")
         facts = machine_facts(engine)
         configs = measure(engine, questions, args.bounds, args.limit)
-    report = render(command, facts, args.big, args.limit, configs)
+    report = render(command, facts, args.big, args.limit, configs, seed)
     if args.out is not None:
         args.out.write_text(report + "\n")
     print(report)

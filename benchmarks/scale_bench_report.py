@@ -226,9 +226,9 @@ def render(command: str, runs: Sequence[ShapeRun], warm_up: int) -> str:
         ),
         "- each store is measured with passthrough first, then with the cross-encoder, "
         f"each after a round of {warm_up} other questions about the same bank (untimed, at "
-        "mid) and its own warm-up of 10, with the benchmark's own generated "
-        "memories frozen out of Python's garbage collector (`gc.freeze`): a full collection "
-        "over them would otherwise land inside a recall",
+        "mid, with no statement time limit) and its own warm-up of 10, with the benchmark's "
+        "own generated memories frozen out of Python's garbage collector (`gc.freeze`): a "
+        "full collection over them would otherwise land inside a recall",
         "",
         "## Summary",
         "",

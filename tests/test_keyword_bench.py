@@ -20,6 +20,12 @@ def _row(report: str, name: str) -> list[str]:
     return [cell.strip() for cell in line.strip("|").split("|")]
 
 
+def _alone(report: str) -> list[str]:
+    """The row of the bounded questions alone, for the bound of 1."""
+    line = [line for line in report.splitlines() if line.startswith("| bound 1 | ")][-1]
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
 def test_the_keyword_benchmark_sets_the_bounded_form_beside_the_exact_one(
     tmp_path: Path,
 ) -> None:
@@ -28,7 +34,8 @@ def test_the_keyword_benchmark_sets_the_bounded_form_beside_the_exact_one(
     banks = {"big": make_memories("big", 300, make_vocabulary(random.Random(7)), 7)}
     built_store(tmp_path, settings, embedder, banks, 7, reuse=False)
 
-    report = main(["--store", str(tmp_path), "--big", "300", "--bounds", "1", "--queries", "6"])
+    args = ["--store", str(tmp_path), "--big", "300", "--bounds", "1", "--queries", "6"]
+    report = main(args)
     exact, bounded = _row(report, "exact"), _row(report, "bound 1")
     assert exact[3:] == ["0", "1.000", "1.000"]  # exact is never bounded and is its own top
     assert 1 <= int(bounded[3]) <= 6
@@ -36,8 +43,13 @@ def test_the_keyword_benchmark_sets_the_bounded_form_beside_the_exact_one(
     assert float(exact[1]) > 0 and float(bounded[1]) > 0
     # the bounded questions alone: with a bound of 1, a rarest term in two memories or more
     # has its candidates cut
-    alone = [line for line in report.splitlines() if line.startswith("| bound 1 | ")][-1]
-    questions, cut = (int(c) for c in alone.strip("|").split("|")[1::7])
+    questions, cut = (int(c) for c in _alone(report)[1::7])
     assert questions == int(bounded[3]) and 1 <= cut <= questions
+    assert "(seed 7)" in report
+    # other questions about the same bank: the same store, so exact is still its own top,
+    # and the postings the questions read (a function of the questions alone) differ
+    other = main([*args, "--question-seed", "8"])
+    assert "(seed 8)" in other and _row(other, "exact")[3:] == ["0", "1.000", "1.000"]
+    assert _alone(other)[6:8] != _alone(report)[6:8]
     with pytest.raises(SystemExit, match="no bank 'big' of 301 memories"):
         main(["--store", str(tmp_path), "--big", "301", "--queries", "1"])

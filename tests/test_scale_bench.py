@@ -50,6 +50,7 @@ def test_the_scale_benchmark_builds_three_stores_and_reports_them(tmp_path: Path
     # the server ran with the given setting, and each timed round came after the warm-up
     assert "(shared_buffers 160MB)" in report
     assert "after a round of 2 other questions about the same bank" in report
+    assert "with no statement time limit" in report
     # 400 + three banks of 2,000; six banks of 30; the first of them alone
     assert _row(report, "one-big")[:4] == ["one-big", "4", "6,400", "big (400)"]
     assert _row(report, "many-small")[:4] == ["many-small", "6", "180", "small-00000 (30)"]
