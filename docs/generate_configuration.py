@@ -72,7 +72,8 @@ DESCRIPTIONS: dict[str, str] = {
     "bm25_k1": "BM25 term-frequency saturation.",
     "bm25_b": "BM25 document-length normalisation.",
     "bm25_exact_postings": "Postings of a question's terms the keyword arm reads in full; "
-    "past them the rarest terms choose its candidates and the other terms only score them.",
+    "past them the rarest terms choose its candidates, at most this many, and the other "
+    "terms only score them.",
     "semantic_min_similarity": "Lowest cosine similarity the semantic arm (and the graph "
     "arm's seeds) keeps.",
     "graph_per_entity_limit": "Memories the graph arm expands to per shared entity.",

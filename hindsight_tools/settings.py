@@ -134,8 +134,9 @@ class Settings(BaseSettings):
     bm25_k1: float = Field(default=1.2, gt=0)
     bm25_b: float = Field(default=0.75, ge=0, le=1)
     # Past this many postings of a question's terms, the rarest terms choose the keyword
-    # arm's candidates and the common ones only score them; below it BM25 is exact. A
-    # question of 16 terms reaches it only in a bank of more than 1,250 memories.
+    # arm's candidates (at most this many) and the common ones only score them; below it
+    # BM25 is exact. A question of 16 terms reaches it only in a bank of more than 1,250
+    # memories.
     bm25_exact_postings: int = Field(default=20_000, ge=0)
     recall_arms: tuple[Literal["semantic", "bm25", "graph", "temporal"], ...] = Field(
         default=("semantic", "bm25", "graph", "temporal"),
