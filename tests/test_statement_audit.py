@@ -28,7 +28,12 @@ from pgvector.psycopg import register_vector
 
 from hindsight_tools import MemoryEngine, Settings
 from hindsight_tools.models import FACT_TYPES
-from hindsight_tools.recall.arms.bm25 import Bm25Backend, KeywordQuery, NativeBackend
+from hindsight_tools.recall.arms.bm25 import (
+    Bm25Backend,
+    KeywordQuery,
+    NativeBackend,
+    rarest_terms,
+)
 from hindsight_tools.recall.arms.filters import Scope
 from hindsight_tools.recall.arms.graph import GraphQuery, graph_plan
 from hindsight_tools.runtime.plan import Cancelled, Plan, run_plan
@@ -151,7 +156,12 @@ def _run_plans_a_recall_rarely_reaches(url: str, bank: str) -> None:
         bounded = KeywordQuery(
             bank, "Melanie painted lake", tuple(FACT_TYPES), scope, 10, "english"
         )
-        run_plan(conn, Bm25Backend(exact_postings=0).plan(bounded))
+        # both bounded forms: the rarest term past the bound (its candidates cut), and
+        # within it (the other terms late)
+        ranked = run_plan(conn, rarest_terms(bounded))
+        assert len(ranked) > 1  # a late term for the second form
+        for bound in (0, ranked[0][1]):
+            run_plan(conn, Bm25Backend(exact_postings=bound).plan(bounded))
         graph = GraphQuery(bank, vector, ("Melanie",), ("world",), scope, 10, 0.0, 10, 5.0, "idf")
         run_plan(conn, _as_if_cancelled(graph_plan(graph)))
 
@@ -196,7 +206,8 @@ def test_every_statement_of_every_call_stays_in_its_bank(
         "tstzrange",  # the temporal arm and the date filter
         "metadata_doc",  # the metadata filter
         "ts_rank_cd",  # the native keyword backend
-        "ARRAY(SELECT id FROM found)",  # BM25's bounded form
+        "ARRAY(SELECT id FROM found)",  # BM25's bounded forms
+        "LIMIT greatest(",  # the one whose candidates are cut
         "DELETE FROM banks",
         "DELETE FROM memory_links WHERE bank_id = $1",  # delete_bank's, links having no keys
         "OR to_unit_id = ANY($",  # forgetting's, both ways
