@@ -4,7 +4,8 @@
         [--beam DIR] [--budget mid] [--reuse] [--skip …] [--out FILE] [--json FILE]
 
 ``--locomo`` is the LoCoMo folder; without it, ``$HINDSIGHT_LOCOMO_DIR``. Only a run that
-skips both of its tables (``--skip locomo time``) needs neither.
+skips both of its tables (``--skip locomo time``), or one given ``--beam`` that skips
+``locomo``, needs neither.
 
 One run reports, each on its own table:
 
@@ -19,7 +20,10 @@ One run reports, each on its own table:
   period, so these are the only real-data questions of that shape. Scored by **window
   precision@k**, the share of the top k dated inside the asked period, next to its
   **floor**, the share of the whole bank dated there (what a recall blind to time gets on
-  average), both halves apart.
+  average), both halves apart. With ``--beam``, the same shapes are asked of BEAM's chats
+  too, from their sessions' dates, in their user's words ("What did I talk about in March
+  2024?"): data of another kind that time-scoped recall was never tuned on. A period that
+  holds a whole bank is not asked about: every order would be inside it.
 * **A scripted persona** (``benchmarks/data/persona``): a few dozen dated memories of one
   invented life with time-scoped, causal ("why"), name, paraphrase and multi-hop questions
   and the ids they expect; recall@k per family.
@@ -27,7 +31,7 @@ One run reports, each on its own table:
   its data has no licence and is never stored in this repository), per category, and
   overall for the first half of its chats (in the file's order), on which a change that
   only BEAM's long messages can show is chosen, and for the second half, which confirms
-  it.
+  it (``--skip beam`` leaves these out and keeps BEAM's time-scoped tables).
 
 Banks are those of ``hindsight-tools eval`` (``eval-`` + name) in the store of
 ``HINDSIGHT_API_DATA_DIR``: ``--reuse`` keeps what an earlier run retained and retains a
@@ -48,7 +52,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hindsight_tools.evaluation import (
     BankData,
@@ -61,6 +65,10 @@ from hindsight_tools.evaluation import (
     run_eval,
 )
 
+if TYPE_CHECKING:
+    from hindsight_tools import MemoryEngine
+    from hindsight_tools.models import Budget
+
 REPO = Path(__file__).resolve().parents[1]
 LOCOMO_VARIABLE = "HINDSIGHT_LOCOMO_DIR"  # the LoCoMo data is not in the repository
 DEFAULT_PERSONA = REPO / "benchmarks" / "data" / "persona"
@@ -72,6 +80,8 @@ WINDOW_KS = (5, 10)
 MIN_PERIOD_MEMORIES = 10
 SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "winter": 12}
 SHAPES = ("month", "season", "month range", "relative")
+# BEAM's speakers: its questions are the user's own, about their chats with an assistant.
+CHAT_SPEAKERS = {"user", "assistant"}
 
 
 # --------------------------------------------------------------------------- metrics
@@ -150,19 +160,28 @@ def _dated(bank: BankData) -> list[tuple[str, date, str | None]]:
     return rows
 
 
+def _askers(speakers: set[str]) -> list[str]:
+    """Who the questions are about: both people of a conversation, taking turns; in a chat
+    between a user and an assistant, the user asking about themself ("What did I …")."""
+    if speakers and speakers <= CHAT_SPEAKERS:
+        return ["I"]
+    return sorted(speakers) or ["they"]
+
+
 def time_questions(bank: BankData, asked_at: datetime) -> list[TimeQuestion]:
     """The four shapes for every period of ``bank`` holding at least
-    :data:`MIN_PERIOD_MEMORIES` memories. Absolute periods are asked at ``asked_at`` (the
-    conversation's own question time), relative ones on the 15th of the month after the
-    period. Speakers take turns, so both people of a conversation are asked about."""
+    :data:`MIN_PERIOD_MEMORIES` memories and not all of them (a period holding the whole
+    bank asks nothing of time: any order is in it). Absolute periods are asked at
+    ``asked_at`` (the conversation's own question time), relative ones on the 15th of the
+    month after the period."""
     dated = _dated(bank)
-    speakers = sorted({s for _, _, s in dated if s is not None}) or ["they"]
+    speakers = _askers({s for _, _, s in dated if s is not None})
     months = sorted({(d.year, d.month) for _, d, _ in dated})
     questions: list[TimeQuestion] = []
 
     def add(shape: str, text: str, period: Period, when: datetime) -> None:
         inside = frozenset(i for i, d, _ in dated if period.holds(d))
-        if len(inside) >= MIN_PERIOD_MEMORIES:
+        if MIN_PERIOD_MEMORIES <= len(inside) < len(dated):
             questions.append(TimeQuestion(bank.bank, shape, text, when, period, inside))
 
     for n, (year, month) in enumerate(months):
@@ -335,6 +354,17 @@ def _window_lines(rows: Iterable[WindowRow]) -> list[str]:
     return lines
 
 
+def _time_section(
+    engine: MemoryEngine, banks: Sequence[BankData], budget: Budget
+) -> tuple[Report, list[str]]:
+    """The time-scoped questions of ``banks`` asked of their retained banks, and their table."""
+    asked = [q for b in banks for q in time_questions(b, _last_question_time(b))]
+    report = run_eval(engine, _questions_dataset(banks, asked), budget=budget, fresh=False, ks=KS)
+    sizes = {b.bank: len(b.items) for b in banks}
+    lines = _window_lines(window_table(asked, report, sizes))
+    return report, [*lines, "", _latency(report), ""]
+
+
 def _last_question_time(bank: BankData) -> datetime:
     times = [q.query_time for q in bank.questions if q.query_time]
     if times:
@@ -364,11 +394,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--reuse", action="store_true", help="keep banks of an earlier run; retain the missing"
     )
-    parser.add_argument("--skip", nargs="*", default=[], choices=["locomo", "time", "persona"])
+    parser.add_argument(
+        "--skip", nargs="*", default=[], choices=["locomo", "time", "persona", "beam"]
+    )
     parser.add_argument("--out", type=Path)
     parser.add_argument("--json", type=Path, help="every question's ranking, for analysis")
     args = parser.parse_args(argv)
-    if args.locomo is None and not {"locomo", "time"} <= set(args.skip):
+    # BEAM's time-scoped tables alone need no LoCoMo
+    beam_only_time = args.beam is not None and "locomo" in args.skip
+    if args.locomo is None and not ({"locomo", "time"} <= set(args.skip) or beam_only_time):
         parser.error(
             f"no LoCoMo folder: give --locomo DIR or set {LOCOMO_VARIABLE} (the LoCoMo data is "
             "CC BY-NC and not part of the repository)"
@@ -402,19 +436,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 out += [*_recall_rows(report, locomo=True), "", _latency(report), ""]
             if "time" not in args.skip:
                 selected = [locomo.bank(n) for n in banks]
-                asked = [q for b in selected for q in time_questions(b, _last_question_time(b))]
-                report = run_eval(
-                    engine,
-                    _questions_dataset(selected, asked),
-                    budget=args.budget,
-                    fresh=False,
-                    ks=KS,
-                )
-                sizes = {b.bank: len(b.items) for b in selected}
+                report, lines = _time_section(engine, selected, args.budget)
                 dumps[f"time-{half}"] = json.loads(report.to_json())
-                out += [f"## Time-scoped questions, {half} half", ""]
-                out += _window_lines(window_table(asked, report, sizes))
-                out += ["", _latency(report), ""]
+                out += [f"## Time-scoped questions, {half} half", "", *lines]
         if "persona" not in args.skip and args.persona.exists():
             persona = load_dataset(args.persona)
             report = run_eval(engine, persona, budget=args.budget, fresh=True, ks=KS)
@@ -422,12 +446,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             out += ["## Scripted persona", "", *_recall_rows(report), "", _latency(report), ""]
         if args.beam is not None:
             beam = load_dataset(args.beam)
-            report = run_eval(engine, beam, budget=args.budget, fresh=fresh, ks=KS)
-            dumps["beam"] = json.loads(report.to_json())
             beam_halves = halves_of([b.bank for b in beam.banks])
-            out += ["## BEAM", "", *_recall_rows(report), ""]
-            out += _half_rows(half_scores(report, beam_halves), beam_halves, report.ks)
-            out += ["", _latency(report), ""]
+            if "beam" not in args.skip:
+                report = run_eval(engine, beam, budget=args.budget, fresh=fresh, ks=KS)
+                dumps["beam"] = json.loads(report.to_json())
+                out += ["## BEAM", "", *_recall_rows(report), ""]
+                out += _half_rows(half_scores(report, beam_halves), beam_halves, report.ks)
+                out += ["", _latency(report), ""]
+            if "time" not in args.skip:
+                for half, banks in beam_halves.items():
+                    if not banks:
+                        continue
+                    report, lines = _time_section(
+                        engine, [beam.bank(n) for n in banks], args.budget
+                    )
+                    dumps[f"beam-time-{half}"] = json.loads(report.to_json())
+                    out += [f"## Time-scoped questions on BEAM, {half} half", "", *lines]
     text = "\n".join(out)
     print(text)
     if args.out:

@@ -3,7 +3,9 @@ time-scoped questions it generates from a conversation's dates."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,7 @@ from benchmarks.families import (
     window_floor,
     window_precision,
 )
+from benchmarks.families import main as families_main
 from hindsight_tools.evaluation import BankData, QuestionResult, aggregate
 from hindsight_tools.query.time_window import extract_time_window
 
@@ -70,11 +73,11 @@ def test_halves_split_the_chats_in_order_and_score_each_apart() -> None:
     assert scores["confirm"].recall == {5: 1.0, 10: 1.0}
 
 
-def _bank(days: dict[date, int]) -> BankData:
+def _bank(days: dict[date, int], speakers: tuple[str, str] = ("Ben", "Ana")) -> BankData:
     items = []
     for day, count in days.items():
         for n in range(count):
-            speaker = "Ana" if n % 2 else "Ben"
+            speaker = speakers[n % 2]
             items.append(
                 {
                     "text": f"{speaker} said something on {day}",
@@ -124,3 +127,79 @@ def test_every_generated_question_names_the_period_it_is_scored_on() -> None:
         assert window is not None and window.start is not None and window.end is not None, q
         assert window.start.date() == q.period.start, q
         assert (window.end + timedelta(microseconds=1)).date() == q.period.end, q
+
+
+def test_a_user_assistant_chat_is_asked_about_by_its_user() -> None:
+    bank = _bank(
+        {date(2024, 3, 15): MIN_PERIOD_MEMORIES, date(2024, 4, 5): MIN_PERIOD_MEMORIES},
+        speakers=("user", "assistant"),
+    )
+    texts = {q.question for q in time_questions(bank, datetime(2024, 4, 25, tzinfo=UTC))}
+    assert "What did I talk about in March 2024?" in texts
+    assert "What did I talk about in April 2024?" in texts
+    assert not any("user" in t or "assistant" in t for t in texts), texts
+
+
+def test_a_period_holding_the_whole_bank_is_not_asked_about() -> None:
+    # Every order of the bank would be entirely inside such a period: it measures nothing.
+    bank = _bank({date(2024, 3, 15): MIN_PERIOD_MEMORIES, date(2024, 4, 5): MIN_PERIOD_MEMORIES})
+    questions = time_questions(bank, datetime(2024, 4, 25, tzinfo=UTC))
+    assert not any(q.shape in ("season", "month range") for q in questions), questions
+    assert all(len(q.in_window) == MIN_PERIOD_MEMORIES for q in questions)
+    assert {q.shape for q in questions} == {"month", "relative"}
+
+
+def _chat_records(bank: str, topics: dict[str, str]) -> list[dict[str, object]]:
+    """A user–assistant chat in the converter's format: one session a day, ten turns each."""
+    records: list[dict[str, object]] = []
+    for session, (day, topic) in enumerate(topics.items(), start=1):
+        for n in range(MIN_PERIOD_MEMORIES):
+            speaker = "user" if n % 2 == 0 else "assistant"
+            records.append(
+                {
+                    "bank": bank,
+                    "id": f"{bank}:M{len(records)}",
+                    "dia_id": f"M{len(records)}",
+                    "session": session,
+                    "occurred_at": f"{day}T00:00:00",
+                    "speaker": speaker,
+                    "text": f"{speaker}: about the {topic}, step {n}: what to do next with the "
+                    f"{topic}",
+                }
+            )
+    return records
+
+
+def test_time_scoped_questions_are_asked_of_a_chat_data_set(
+    scratch_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Chats whose sessions talk of the same few topics: only the question's period tells
+    # which session it asks about, so a recall blind to time sits near the floor.
+    topics = ["garden shed", "tax return", "piano lessons"]
+    chats = {
+        "chat-1": dict(zip(["2024-03-15", "2024-04-05", "2024-05-20"], topics, strict=True)),
+        "chat-2": dict(zip(["2024-06-02", "2024-07-11", "2024-08-19"], topics, strict=True)),
+    }
+    folder = tmp_path / "chats"
+    folder.mkdir()
+    lines = [json.dumps(r) for bank, days in chats.items() for r in _chat_records(bank, days)]
+    (folder / "memories.jsonl").write_text("\n".join(lines) + "\n")
+    (folder / "queries.jsonl").write_text("")
+    monkeypatch.setenv("HINDSIGHT_API_DATABASE_URL", scratch_db)
+    monkeypatch.setenv("HINDSIGHT_API_RERANKER_PROVIDER", "passthrough")
+    out, dump = tmp_path / "families.md", tmp_path / "families.json"
+    argv = ["--skip", "locomo", "persona", "--beam", str(folder)]
+    assert families_main([*argv, "--out", str(out), "--json", str(dump)]) == 0
+
+    report = out.read_text()
+    for half, bank in (("choose", "chat-1"), ("confirm", "chat-2")):
+        assert f"## Time-scoped questions on BEAM, {half} half" in report
+        asked = json.loads(dump.read_text())[f"beam-time-{half}"]["questions"]
+        assert {q["bank"] for q in asked} == {bank}
+        # month and relative questions of each session's month, one season of two sessions
+        assert len(asked) >= 6
+    rows = [line for line in report.splitlines() if line.startswith("| all |")]
+    assert len(rows) == 2
+    for row in rows:
+        _, _, _, p5, _, floor, _ = (cell.strip() for cell in row.split("|"))
+        assert float(p5) >= 0.8 > float(floor), row
