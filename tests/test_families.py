@@ -11,6 +11,7 @@ import pytest
 
 from benchmarks.families import (
     MIN_PERIOD_MEMORIES,
+    PERSONAS,
     Period,
     half_scores,
     halves_of,
@@ -19,7 +20,7 @@ from benchmarks.families import (
     window_precision,
 )
 from benchmarks.families import main as families_main
-from hindsight_tools.evaluation import BankData, QuestionResult, aggregate
+from hindsight_tools.evaluation import BankData, QuestionResult, aggregate, load_dataset
 from hindsight_tools.query.time_window import extract_time_window
 
 
@@ -203,3 +204,24 @@ def test_time_scoped_questions_are_asked_of_a_chat_data_set(
     for row in rows:
         _, _, _, p5, _, floor, _ = (cell.strip() for cell in row.split("|"))
         assert float(p5) >= 0.8 > float(floor), row
+
+
+@pytest.mark.parametrize("folder", PERSONAS, ids=lambda p: p.name)
+def test_a_persona_time_question_expects_exactly_its_periods_memories(folder: Path) -> None:
+    # The personas' expected ids are written by hand: for a time question they must be the
+    # memories the engine's own parser puts inside the period the question names.
+    (bank,) = load_dataset(folder).banks
+    days = {item["metadata"]["dia_id"]: item["occurred_start"] for item in bank.items}
+    timed = [q for q in bank.questions if q.category_name == "time"]
+    assert len(timed) >= 8
+    for q in timed:
+        window = extract_time_window(q.question, datetime.fromisoformat(str(q.query_time)))
+        assert window is not None and window.start is not None and window.end is not None, q
+        start, end = window.start.replace(tzinfo=None), window.end.replace(tzinfo=None)
+        inside = {i for i, day in days.items() if start <= _naive(day) <= end}
+        assert set(q.evidence) == inside, q.question
+    assert all(set(q.evidence) <= set(days) for q in bank.questions)
+
+
+def _naive(value: object) -> datetime:
+    return datetime.fromisoformat(str(value)).replace(tzinfo=None)
