@@ -179,6 +179,34 @@ CASES = [
     ("3/4/2023", "2023-03-04", "2023-03-04" + E),
     # the leftmost expression wins
     ("in June 2022 and again in 2023", "2022-06-01", "2022-06-30" + E),
+    # holidays: the latest that has begun, else the one named by a year or a modifier
+    ("What did they do over Christmas?", "2023-12-24", "2023-12-26" + E),
+    ("at Christmas 2021", "2021-12-24", "2021-12-26" + E),
+    ("last Christmas", "2023-12-24", "2023-12-26" + E),
+    ("next Christmas", "2024-12-24", "2024-12-26" + E),
+    ("on Christmas Eve", "2023-12-24", "2023-12-24" + E),
+    ("on New Year's Eve", "2023-12-31", "2023-12-31" + E),
+    ("over New Year", "2023-12-31", "2024-01-01" + E),
+    ("New Year's Day 2022", "2022-01-01", "2022-01-01" + E),
+    ("What did they do over Easter?", "2024-03-29", "2024-04-01" + E),  # Easter Sunday 31 March
+    ("Easter 2023", "2023-04-07", "2023-04-10" + E),
+    ("at Thanksgiving", "2023-11-23", "2023-11-26" + E),  # the fourth Thursday, 23 November
+    ("Thanksgiving 2022", "2022-11-24", "2022-11-27" + E),
+    ("on Valentine's Day", "2024-02-14", "2024-02-14" + E),
+    ("What did she dress up as at Halloween?", "2023-10-31", "2023-10-31" + E),
+    ("since Christmas", "2023-12-24", None),
+    ("between Christmas and New Year's Day", "2023-12-24", "2024-01-01" + E),
+    # "the X before last": two units back
+    ("the week before last", "2024-05-27", "2024-06-02" + E),
+    ("the weekend before last", "2024-06-01", "2024-06-02" + E),
+    ("the month before last", "2024-04-01", "2024-04-30" + E),
+    ("the year before last", "2022-01-01", "2022-12-31" + E),
+    # a year before its season, a year of two digits
+    ("What did they do in 2023 summer?", "2023-06-01", "2023-08-31" + E),
+    ("during the summer of '23", "2023-06-01", "2023-08-31" + E),
+    ("in May '19", "2019-05-01", "2019-05-31" + E),
+    ("in '34", "2034-01-01", "2034-12-31" + E),  # up to ten years ahead
+    ("in '35", "1935-01-01", "1935-12-31" + E),
 ]
 
 
@@ -222,6 +250,11 @@ NEGATIVES = [
     "Did Melanie march in the parade?",
     "What are her plans for the weekend?",
     "What happened on the weekend trip?",
+    "What did she buy for Christmas?",
+    "Which Christmas presents did they get?",
+    "What will they do in the new year?",
+    "What colour were the Easter eggs?",
+    "They waited '24 hours' for it",
     "",
 ]
 
@@ -359,6 +392,15 @@ def test_window_helpers() -> None:
     assert since.days() is None and since.centre() is None
     assert since.overlaps(ts("2030-01-01"))
     assert not since.overlaps(ts("2019-12-31"))
+
+
+def test_a_holiday_named_alone_is_vague_and_one_named_by_year_or_modifier_is_not() -> None:
+    for text in ("What movie do they watch during Thanksgiving?", "What did they do over Easter?"):
+        found = extract_time_window(text, NOW)
+        assert found is not None and found.vague, text
+    for text in ("last Christmas", "Christmas 2021", "next Thanksgiving", "since Christmas"):
+        found = extract_time_window(text, NOW)
+        assert found is not None and not found.vague, text
 
 
 def test_words_without_edges_give_a_vague_window() -> None:

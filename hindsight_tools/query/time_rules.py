@@ -13,9 +13,10 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 import dateparser
+from dateutil.easter import easter
 
 from hindsight_tools.query.spans import (
     FLAGS,
@@ -231,6 +232,56 @@ def _season_named(m: re.Match[str], now: datetime) -> Span:
     return by_modifier(mod, make, now.year, now) if mod else latest_started(make, now.year, now)
 
 
+def _before_last(m: re.Match[str], now: datetime) -> Span:
+    unit = m["unit"].lower()
+    if unit == "weekend":
+        saturday = week_span(now.date() - timedelta(weeks=2)).start + timedelta(days=5)
+        return upto(saturday, saturday + timedelta(days=2))
+    return unit_span(unit, shift(now, unit, -2))
+
+
+def _thanksgiving(year: int) -> Span:
+    first = date(year, 11, 1)
+    thursday = first + timedelta(days=(3 - first.weekday()) % 7 + 21)
+    return day_span(thursday, 4)  # the Thursday and its long weekend
+
+
+# A holiday's span in a given year, keyed by its normalised name (lower case, no
+# apostrophes, single spaces).
+_HOLIDAYS: dict[str, Callable[[int], Span]] = {
+    "christmas eve": lambda y: day_span(date(y, 12, 24)),
+    "christmas day": lambda y: day_span(date(y, 12, 25)),
+    "boxing day": lambda y: day_span(date(y, 12, 26)),
+    "christmas": lambda y: day_span(date(y, 12, 24), 3),
+    "new years eve": lambda y: day_span(date(y, 12, 31)),
+    "new years day": lambda y: day_span(date(y, 1, 1)),
+    # "New Year 2024" is the night it began: 31 December 2023 and 1 January 2024
+    "new years": lambda y: day_span(date(y - 1, 12, 31), 2),
+    "valentines day": lambda y: day_span(date(y, 2, 14)),
+    "halloween": lambda y: day_span(date(y, 10, 31)),
+    "easter": lambda y: day_span(easter(y) - timedelta(days=2), 4),  # Good Friday to Monday
+    "thanksgiving": _thanksgiving,
+}
+HOLIDAY = (
+    r"(?P<hol>christmas(?: eve| day)?|boxing day|new year'?s?(?: eve| day)?"
+    r"|valentine'?s day|halloween|easter|thanksgiving)\b"
+)
+
+
+def _holiday_name(m: re.Match[str]) -> str:
+    name = " ".join(m["hol"].lower().replace("'", "").split())
+    return re.sub(r"^new years?\b", "new years", name)  # "New Year", "New Year's": one key
+
+
+def _holiday(m: re.Match[str], now: datetime) -> Span:
+    make = _HOLIDAYS[_holiday_name(m)]
+    groups = m.groupdict()
+    if groups.get("year"):
+        return make(int(groups["year"]))
+    mod = groups.get("mod")
+    return by_modifier(mod, make, now.year, now) if mod else latest_started(make, now.year, now)
+
+
 def _quarter_code(m: re.Match[str], now: datetime) -> Span:
     quarter = int(m["q"])
     if m["year"]:
@@ -352,6 +403,23 @@ RULES: tuple[Rule, ...] = (
         _season_named,
         context=rf"{_IN}(?:the )?",
         loose=rf"\b(?:the )?(?P<season>{SEASON})",
+    ),
+    rule("year and season", rf"{YEAR} (?P<season>{SEASON})", _season_year),
+    rule(
+        "before last",
+        r"\bthe (?P<unit>week|weekend|month|year) before last\b",
+        _before_last,
+    ),
+    rule("holiday and year", rf"\b{HOLIDAY},? (?:of )?{YEAR}", _holiday),
+    rule("holiday after modifier", rf"\b(?P<mod>{MOD}) {HOLIDAY}", _holiday),
+    rule(
+        "holiday",
+        # "in the new year" looks ahead; it isn't the night of New Year
+        rf"(?<!\bin the ){HOLIDAY}",
+        _holiday,
+        # "Christmas presents", "for Halloween": a holiday as a theme, not as a time
+        context=r"\b(?:over|at|during|around|on|in|through|throughout) (?:the )?",
+        loose=rf"\b(?:the )?{HOLIDAY}",
     ),
     rule("quarter code", rf"\bQ(?P<q>[1-4])\b(?:,? (?:of )?{YEAR})?", _quarter_code),
     rule("year and quarter", rf"{YEAR}[ -]?Q(?P<q>[1-4])\b", _quarter_code),

@@ -26,6 +26,16 @@ Conventions
   "3 weeks ago" that Monday-Sunday week, "2 months ago" that month, "2 years ago" that
   calendar year. "a couple" is 2, "a few" 3, "several" 2 to 4 units back (4 when rolling).
 * "recently", "lately": the last 30 days up to now, marked ``vague``.
+* "the week/weekend/month/year before last": two calendar units back.
+* Holidays: Christmas 24-26 Dec, Christmas Eve/Day, Boxing Day, New Year 31 Dec - 1 Jan,
+  New Year's Eve/Day, Valentine's Day, Halloween, Easter Good Friday - Easter Monday
+  (Western, ``dateutil.easter``), Thanksgiving the US one: the fourth Thursday of November
+  and its weekend. Alone they need a time word before them ("over/at/during/around/on
+  Christmas"; "for Christmas", "Christmas presents" and "in the new year" are no time) and
+  are marked ``vague``; with a year or last/this/next ("Christmas 2022", "last Easter")
+  they are one holiday like any other name.
+* A two-digit year after an apostrophe ("summer of '23", "May '19") is the latest such
+  year up to ten years after now; "2023 summer" is summer 2023.
 * Parts of a day: morning 06-12, afternoon 12-18, evening 18-24, night 18-06 the next
   morning ("last night" = yesterday 18:00 .. today 05:59:59.999999).
 * "early/mid/late X" take X's thirds (a year Jan-Apr / May-Aug / Sep-Dec, a month days
@@ -65,7 +75,10 @@ MAX_TRIES_PER_RULE = 16
 # favours, not for what lies inside the last 30 days: on the LoCoMo dev questions such
 # words often reach back months, and ranking by their span made recall@10 worse on 12 of
 # the 13 "recently" questions whose recall@10 it changed.
-VAGUE_RULES = frozenset({"recently"})
+# A holiday named alone is as often a habit as a date: "What does Tim watch during
+# Thanksgiving?" asks about every Thanksgiving, and its answer was said in August. With a
+# year or "last"/"this"/"next" it is one holiday, and ranks.
+VAGUE_RULES = frozenset({"recently", "holiday"})
 
 
 @dataclass(frozen=True)
@@ -102,7 +115,7 @@ def extract_time_window(text: str, now: datetime) -> TimeWindow | None:
     if not isinstance(text, str) or not isinstance(now, datetime):
         return None
     now = now.replace(tzinfo=UTC) if now.tzinfo is None else now.astimezone(UTC)
-    query = _normalise(text[:MAX_QUERY_CHARS])
+    query = _full_years(_normalise(text[:MAX_QUERY_CHARS]), now)
     best: tuple[int, int, int, TimeWindow] | None = None
     for rank, finder in enumerate(_FINDERS):
         found = finder(query, now)
@@ -121,6 +134,21 @@ def _normalise(text: str) -> str:
     # NFKC turns full-width digits into ASCII ones; single spaces let the rules spell a
     # gap as " " and use fixed-width lookbehinds
     return " ".join(unicodedata.normalize("NFKC", text).translate(_PUNCTUATION).split())
+
+
+# "summer of '23", "May '19": an apostrophe and two digits, not a decade ("the '90s") nor a
+# count ("'24 hours'")
+_SHORT_YEAR = re.compile(r"(?<![\w'])'(?P<yy>\d\d)\b(?!'?s\b| ?(?:hours?|minutes?|days?|%))", FLAGS)
+# A two-digit year is the latest such year up to this many years after now
+_SHORT_YEAR_AHEAD = 10
+
+
+def _full_years(text: str, now: datetime) -> str:
+    def full(m: re.Match[str]) -> str:
+        year = now.year // 100 * 100 + int(m["yy"])
+        return str(year - 100 if year > now.year + _SHORT_YEAR_AHEAD else year)
+
+    return _SHORT_YEAR.sub(full, text)
 
 
 def _attempt(handle: Handler, m: re.Match[str], now: datetime) -> Span | None:
