@@ -118,6 +118,19 @@ def rule(name: str, core: str, handle: Handler, *, context: str = "", loose: str
     )
 
 
+def named_rules(
+    kind: str, name: str, *, year: Handler, named: Handler, alone: str, context: str
+) -> tuple[Rule, Rule, Rule]:
+    """The three rules of a recurring period that has a name (a season, a holiday): with
+    its year ("summer 2023", "Christmas of 2022"), after a modifier ("last summer"), and
+    alone, where it needs ``context`` ("in the summer") to count as a time."""
+    return (
+        rule(f"{kind} and year", rf"\b(?:the )?{name},? (?:of )?{YEAR}", year),
+        rule(f"{kind} after modifier", rf"\b(?P<mod>{MOD}) {name}", named),
+        rule(kind, alone, named, context=context, loose=rf"\b(?:the )?{name}"),
+    )
+
+
 def _month(m: re.Match[str]) -> int:
     return MONTH_NUMBER[m["mon"].lower()[:3]]
 
@@ -395,14 +408,13 @@ RULES: tuple[Rule, ...] = (
         context=rf"{_IN}(?:the month of )?",
         loose=rf"\b(?:the month of )?(?P<mon>{MONTH_ANY}){NOT_NAME}",
     ),
-    rule("season and year", rf"\b(?:the )?(?P<season>{SEASON}),? (?:of )?{YEAR}", _season_year),
-    rule("season after modifier", rf"\b(?P<mod>{MOD}) (?P<season>{SEASON})", _season_named),
-    rule(
+    *named_rules(
         "season",
-        rf"(?P<season>{SEASON}){NOT_NAME}(?! of (?!\d))",
-        _season_named,
+        rf"(?P<season>{SEASON})",
+        year=_season_year,
+        named=_season_named,
+        alone=rf"(?P<season>{SEASON}){NOT_NAME}(?! of (?!\d))",
         context=rf"{_IN}(?:the )?",
-        loose=rf"\b(?:the )?(?P<season>{SEASON})",
     ),
     rule("year and season", rf"{YEAR} (?P<season>{SEASON})", _season_year),
     rule(
@@ -410,16 +422,15 @@ RULES: tuple[Rule, ...] = (
         r"\bthe (?P<unit>week|weekend|month|year) before last\b",
         _before_last,
     ),
-    rule("holiday and year", rf"\b{HOLIDAY},? (?:of )?{YEAR}", _holiday),
-    rule("holiday after modifier", rf"\b(?P<mod>{MOD}) {HOLIDAY}", _holiday),
-    rule(
+    *named_rules(
         "holiday",
+        HOLIDAY,
+        year=_holiday,
+        named=_holiday,
         # "in the new year" looks ahead; it isn't the night of New Year
-        rf"(?<!\bin the ){HOLIDAY}",
-        _holiday,
+        alone=rf"(?<!\bin the ){HOLIDAY}",
         # "Christmas presents", "for Halloween": a holiday as a theme, not as a time
         context=r"\b(?:over|at|during|around|on|in|through|throughout) (?:the )?",
-        loose=rf"\b(?:the )?{HOLIDAY}",
     ),
     rule("quarter code", rf"\bQ(?P<q>[1-4])\b(?:,? (?:of )?{YEAR})?", _quarter_code),
     rule("year and quarter", rf"{YEAR}[ -]?Q(?P<q>[1-4])\b", _quarter_code),
