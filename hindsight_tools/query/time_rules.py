@@ -171,7 +171,15 @@ def _rolling(m: re.Match[str], now: datetime) -> Span:
 
 def _relative_unit(m: re.Match[str], now: datetime) -> Span:
     step = {"last": -1, "this": 0, "next": 1}[modifier(m["mod"])]
-    unit = m["unit"].lower()
+    return _units_away(m["unit"].lower(), now, step)
+
+
+def _before_last(m: re.Match[str], now: datetime) -> Span:
+    return _units_away(m["unit"].lower(), now, -2)
+
+
+def _units_away(unit: str, now: datetime, step: int) -> Span:
+    """The calendar ``unit`` ``step`` units from the one holding ``now``."""
     if unit == "quarter":
         return month_span(now.year, 3 * ((now.month - 1) // 3 + step) + 1, 3)
     if unit == "weekend":
@@ -243,14 +251,6 @@ def _season_named(m: re.Match[str], now: datetime) -> Span:
         return season_span(season, year)
 
     return by_modifier(mod, make, now.year, now) if mod else latest_started(make, now.year, now)
-
-
-def _before_last(m: re.Match[str], now: datetime) -> Span:
-    unit = m["unit"].lower()
-    if unit == "weekend":
-        saturday = week_span(now.date() - timedelta(weeks=2)).start + timedelta(days=5)
-        return upto(saturday, saturday + timedelta(days=2))
-    return unit_span(unit, shift(now, unit, -2))
 
 
 def _thanksgiving(year: int) -> Span:
