@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from hindsight_tools.encoders.blas import on_one_blas_thread
 from hindsight_tools.encoders.onnx_session import (
     OnnxModelError,
     open_model_folder,
@@ -112,7 +113,8 @@ def maxsim(query: np.ndarray[Any, Any], documents: Sequence[bytes], dimension: i
     parts = [_first_tokens(*_split(d, dimension)) for d in documents]
     values = np.concatenate([v for _, v in parts]).astype(np.float32)
     scales = np.concatenate([s for s, _ in parts])
-    similarity = (query.astype(np.float32) @ values.T) * scales  # (query tokens, all tokens)
+    product = functools.partial(np.matmul, query.astype(np.float32), values.T)
+    similarity = on_one_blas_thread(product) * scales  # (query tokens, all tokens)
     starts = np.cumsum([0, *(len(s) for s, _ in parts[:-1])])
     best = np.maximum.reduceat(similarity, starts, axis=1)  # (query tokens, documents)
     return [float(v) for v in best.mean(axis=0)]
