@@ -19,6 +19,7 @@ from hindsight_tools.recall.arms.bm25 import (
     opening_terms,
 )
 from hindsight_tools.recall.arms.filters import Scope
+from tests.test_store import TinyEmbedder
 
 DOCS = {
     "d1": "Caroline went to the LGBTQ support group and the support was powerful",
@@ -307,3 +308,53 @@ def test_candidates_are_cut_to_the_bound_when_the_rarest_term_passes_it(
     assert {k for k, _ in wide} == {k for k in CUT_DOCS if "okapi" in CUT_DOCS[k]}
     for k, score in wide:
         assert score == pytest.approx(exact_scores[k], rel=1e-9)
+
+
+_POSTINGS = """
+INSERT INTO banks (bank_id, doc_count, total_length) VALUES (%(bank)s, %(n)s, %(n)s * 3);
+INSERT INTO memory_terms (bank_id, term, unit_id, tf, fact_type, doc_length)
+SELECT %(bank)s, t.term, 'u' || i, 1, 'world', 3
+FROM generate_series(1, %(n)s) AS i,
+     LATERAL (VALUES ('filler' || (i %% 500)), ('common'),
+                     (CASE WHEN i <= 20 THEN 'okapi' END)) t(term)
+WHERE t.term IS NOT NULL;
+INSERT INTO bank_terms (bank_id, term, df)
+SELECT bank_id, term, count(*) FROM memory_terms WHERE bank_id = %(bank)s GROUP BY 1, 2;
+"""
+
+
+def _fill(conn: psycopg.Connection[tuple[Any, ...]], bank: str, memories: int) -> None:
+    for statement in _POSTINGS.strip().split(";\n"):
+        conn.execute(statement, {"bank": bank, "n": memories})
+
+
+def test_a_bank_filled_after_the_last_analyze_is_not_read_posting_by_posting(
+    settings: Settings, scratch_db: str
+) -> None:
+    """PostgreSQL estimates a bank it has no statistics for at one row; the arm must not
+    then look up every posting of that bank in ``bank_terms`` (8,000 here), at most those
+    of the query's term (20)."""
+    from benchmarks.recall_bench_timing import _explained  # the benchmarks' EXPLAIN runner
+
+    with MemoryEngine(scratch_db, settings=settings, embedder=TinyEmbedder()) as engine:
+        with psycopg.connect(scratch_db, autocommit=True) as conn:
+            _fill(conn, "old", 4000)
+            conn.execute("ANALYZE")
+            _fill(conn, "new", 4000)
+        query = KeywordQuery(
+            bank_id="new",
+            text="okapi",
+            types=("world",),
+            scope=Scope(),
+            limit=10,
+            language="english",
+        )
+        found = engine._run(Bm25Backend().plan(query))
+        assert len(found) == 10
+        plan = engine._run(_explained(Bm25Backend().plan(query), "ANALYZE"))
+    loops = [
+        int(line.split("loops=")[1].rstrip(")"))
+        for line in plan
+        if "on bank_terms" in line and "loops=" in line
+    ]
+    assert loops and max(loops) <= 20, "\n".join(plan)

@@ -87,14 +87,21 @@ WITH stats AS (
 # One posting's share of a memory's score (Lucene's BM25).
 _SHARE = "q.idf * mt.tf / (mt.tf + %(k1)s * (1 - %(b)s + %(b)s * mt.doc_length / stats.avgdl))"
 
-# The memories found, summed over every posting of the read terms.
+# The memories found, summed over every posting of the read terms. The read terms are also
+# given as constants. PostgreSQL's statistics on ``bank_id`` know the banks of the last
+# ANALYZE, so a bank filled since then looks like one row; the planner then walked all of
+# that bank's postings and looked each one's term up in ``bank_terms``. With the constants
+# it filters them by term instead, and with fresh statistics it reads only the read terms'
+# postings either way. A LoCoMo conversation retained after the last ANALYZE of a store
+# that also held BEAM: 24 ms before, 4 ms now, 2 ms after an ANALYZE
+# (docs/decisions/2026-12-06-keyword-arm-for-banks-without-statistics.md).
 _FOUND = f"""
     SELECT mt.unit_id AS id, mt.fact_type, sum({_SHARE}) AS score
     FROM q
     JOIN memory_terms mt ON mt.bank_id = %(bank)s AND mt.term = q.term
     CROSS JOIN stats
     {{scope_join}}
-    WHERE q.opens AND mt.fact_type = ANY(%(types)s)
+    WHERE q.opens AND mt.term = ANY(%(opening)s) AND mt.fact_type = ANY(%(types)s)
     GROUP BY mt.unit_id, mt.fact_type"""
 
 # Each fact type's best by a bounded (top-N) sort of the scored memories, computed once:
