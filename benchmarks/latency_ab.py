@@ -39,13 +39,10 @@ LOCOMO_VARIABLE = "HINDSIGHT_LOCOMO_DIR"  # the LoCoMo data is not in the reposi
 # name -> settings changes from the defaults
 CONFIGURATIONS: dict[str, dict[str, Any]] = {
     "default (late interaction's first 8 kept, cross-encoder over the next 6)": {},
-    "late interaction's first 8 kept, cross-encoder over the next 8": {"reranker_depth_mid": 8},
     "late interaction's first 8 kept, cross-encoder over the next 12": {"reranker_depth_mid": 12},
+    "late interaction's first 8 kept, cross-encoder over the next 16": {"reranker_depth_mid": 16},
+    "late interaction's first 8 kept, cross-encoder over the next 20": {"reranker_depth_mid": 20},
     "late interaction, passthrough": {"reranker_provider": "passthrough"},
-    "late interaction off, passthrough": {
-        "late_interaction": False,
-        "reranker_provider": "passthrough",
-    },
 }
 STAGES = (
     "embed",
