@@ -87,22 +87,29 @@ WITH stats AS (
 # One posting's share of a memory's score (Lucene's BM25).
 _SHARE = "q.idf * mt.tf / (mt.tf + %(k1)s * (1 - %(b)s + %(b)s * mt.doc_length / stats.avgdl))"
 
-# The memories found, summed over every posting of the read terms. The read terms are also
-# given as constants. PostgreSQL's statistics on ``bank_id`` know the banks of the last
-# ANALYZE, so a bank filled since then looks like one row; the planner then walked all of
-# that bank's postings and looked each one's term up in ``bank_terms``. With the constants
-# it filters them by term instead, and with fresh statistics it reads only the read terms'
-# postings either way. A LoCoMo conversation retained after the last ANALYZE of a store
-# that also held BEAM: 24 ms before, 4 ms now, 2 ms after an ANALYZE
-# (docs/decisions/2026-12-06-keyword-arm-for-banks-without-statistics.md).
+# The memories found, summed over every posting of the read terms.
 _FOUND = f"""
     SELECT mt.unit_id AS id, mt.fact_type, sum({_SHARE}) AS score
     FROM q
     JOIN memory_terms mt ON mt.bank_id = %(bank)s AND mt.term = q.term
     CROSS JOIN stats
     {{scope_join}}
-    WHERE q.opens AND mt.term = ANY(%(opening)s) AND mt.fact_type = ANY(%(types)s)
+    WHERE q.opens AND mt.fact_type = ANY(%(types)s)
     GROUP BY mt.unit_id, mt.fact_type"""
+
+# The exact form names the read terms as constants too. PostgreSQL's statistics on
+# ``bank_id`` know the banks of the last ANALYZE, so a bank filled since then looks like one
+# row; the planner then walked all of that bank's postings and looked each one's term up in
+# ``bank_terms``. With the constants it filters them by term instead, and with fresh
+# statistics it reads only the read terms' postings either way. A LoCoMo conversation
+# retained after the last ANALYZE of a store that also held BEAM: 24 ms before, 4 ms now,
+# 2 ms after an ANALYZE. The bounded forms don't: the constant, counted as a second
+# condition on the term, made the planner expect one memory found, and it then joined the
+# late terms' shares to 20,000 candidates by a nested loop, 28 s for one question in a bank
+# of 1,000,000 (docs/decisions/2026-12-06-keyword-arm-for-banks-without-statistics.md).
+_FOUND_NAMED = _FOUND.replace(
+    "WHERE q.opens AND", "WHERE q.opens AND mt.term = ANY(%(opening)s) AND"
+)
 
 # Each fact type's best by a bounded (top-N) sort of the scored memories, computed once:
 # a window function over them sorted every scored memory, and with the postings of common
@@ -116,7 +123,7 @@ CROSS JOIN LATERAL (
     LIMIT %(limit)s
 ) h"""
 
-_BM25 = f"""{_TERMS}, scored AS MATERIALIZED ({_FOUND}
+_BM25 = f"""{_TERMS}, scored AS MATERIALIZED ({_FOUND_NAMED}
 ){_BEST_OF_EACH_TYPE}
 """
 
