@@ -328,36 +328,41 @@ def _fill(conn: psycopg.Connection[tuple[Any, ...]], bank: str, memories: int) -
         conn.execute(statement, {"bank": bank, "n": memories})
 
 
+def _loops_of(
+    engine: MemoryEngine, bank: str, text: str, backend: Bm25Backend, node: str
+) -> tuple[list[int], str]:
+    """Run the arm for ``text`` on ``bank`` (expecting its ten best), then EXPLAIN ANALYZE
+    it: the loops of every plan node whose line holds ``node``, and the plan."""
+    from benchmarks.recall_bench_timing import _explained  # the benchmarks' EXPLAIN runner
+
+    query = KeywordQuery(
+        bank_id=bank, text=text, types=("world",), scope=Scope(), limit=10, language="english"
+    )
+    assert len(engine._run(backend.plan(query))) == 10
+    plan = engine._run(_explained(backend.plan(query), "ANALYZE"))
+    loops = [
+        int(line.split("loops=")[1].rstrip(")"))
+        for line in plan
+        if node in line and "loops=" in line
+    ]
+    return loops, "\n".join(plan)
+
+
 def test_a_bank_filled_after_the_last_analyze_is_not_read_posting_by_posting(
     settings: Settings, scratch_db: str
 ) -> None:
     """PostgreSQL estimates a bank it has no statistics for at one row; the arm must not
     then look up every posting of that bank in ``bank_terms`` (8,000 here), at most those
     of the query's term (20)."""
-    from benchmarks.recall_bench_timing import _explained  # the benchmarks' EXPLAIN runner
-
-    with MemoryEngine(scratch_db, settings=settings, embedder=TinyEmbedder()) as engine:
-        with psycopg.connect(scratch_db, autocommit=True) as conn:
-            _fill(conn, "old", 4000)
-            conn.execute("ANALYZE")
-            _fill(conn, "new", 4000)
-        query = KeywordQuery(
-            bank_id="new",
-            text="okapi",
-            types=("world",),
-            scope=Scope(),
-            limit=10,
-            language="english",
-        )
-        found = engine._run(Bm25Backend().plan(query))
-        assert len(found) == 10
-        plan = engine._run(_explained(Bm25Backend().plan(query), "ANALYZE"))
-    loops = [
-        int(line.split("loops=")[1].rstrip(")"))
-        for line in plan
-        if "on bank_terms" in line and "loops=" in line
-    ]
-    assert loops and max(loops) <= 20, "\n".join(plan)
+    with (
+        MemoryEngine(scratch_db, settings=settings, embedder=TinyEmbedder()) as engine,
+        psycopg.connect(scratch_db, autocommit=True) as conn,
+    ):
+        _fill(conn, "old", 4000)
+        conn.execute("ANALYZE")
+        _fill(conn, "new", 4000)
+        loops, plan = _loops_of(engine, "new", "okapi", Bm25Backend(), "on bank_terms")
+    assert loops and max(loops) <= 20, plan
 
 
 def test_the_bounded_form_sums_the_late_terms_once_not_once_per_candidate(
@@ -366,26 +371,13 @@ def test_the_bounded_form_sums_the_late_terms_once_not_once_per_candidate(
     """Past the bound, the late terms' shares are summed once for all candidates and then
     joined to them; an underestimate of the candidates must not turn that into a sum
     redone for every candidate (once 28 s for one question in a bank of 1,000,000)."""
-    from benchmarks.recall_bench_timing import _explained
-
-    with MemoryEngine(scratch_db, settings=settings, embedder=TinyEmbedder()) as engine:
-        with psycopg.connect(scratch_db, autocommit=True) as conn:
-            _fill(conn, "big", 4000)
-            conn.execute("ANALYZE")
-        query = KeywordQuery(
-            bank_id="big",
-            text="okapi common",
-            types=("world",),
-            scope=Scope(),
-            limit=10,
-            language="english",
-        )
-        backend = Bm25Backend(exact_postings=100)  # "common" is in all 4,000: bounded
-        assert len(engine._run(backend.plan(query))) == 10
-        plan = engine._run(_explained(backend.plan(query), "ANALYZE"))
-    loops = [
-        int(line.split("loops=")[1].rstrip(")"))
-        for line in plan
-        if "Aggregate" in line and "loops=" in line
-    ]
-    assert loops and max(loops) == 1, "\n".join(plan)
+    with (
+        MemoryEngine(scratch_db, settings=settings, embedder=TinyEmbedder()) as engine,
+        psycopg.connect(scratch_db, autocommit=True) as conn,
+    ):
+        _fill(conn, "big", 4000)
+        conn.execute("ANALYZE")
+        # "common" is in all 4,000 memories: past a bound of 100, the bounded form
+        bounded = Bm25Backend(exact_postings=100)
+        loops, plan = _loops_of(engine, "big", "okapi common", bounded, "Aggregate")
+    assert loops and max(loops) == 1, plan
