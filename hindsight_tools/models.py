@@ -182,8 +182,9 @@ class RetainResult(BaseModel):
 class ImportResult(BaseModel):
     """What an import wrote: memories written, memories skipped because the bank already
     held their id (an earlier run of the same import) or the stream repeated it, batches
-    committed, the id of the last memory of the last committed batch, and whether the
-    search indexes were set aside for the load."""
+    committed, the id of the last memory of the last committed batch, whether the search
+    indexes were set aside for the load, and whether the import ended by analysing the
+    tables (so that the planner knows the bank's new size)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -195,6 +196,8 @@ class ImportResult(BaseModel):
     # whether the store's search indexes were set aside for the load (asked for,
     # and the bank small enough for the import to find its links itself)
     indexes_deferred: bool = False
+    # whether the import ended with ANALYZE (it wrote at least IMPORT_ANALYZE_MIN memories)
+    analyzed: bool = False
 
 
 class MemoryFields(BaseModel):

@@ -115,6 +115,13 @@ class Settings(BaseSettings):
         "times that while they are read at the start, and 64 MB of working space); past "
         "it, and at 0, as retain does.",
     )
+    import_analyze_min: int = Field(
+        default=10_000,
+        ge=0,
+        description="An import that writes at least this many memories ends with ANALYZE of "
+        "the tables the arms plan from, so that PostgreSQL's planner knows the bank's size "
+        "(hindsight_tools.store.statistics). 0 = never.",
+    )
     index_build_memory: str = Field(
         default="1GB",
         pattern=r"^\d+\s*(kB|MB|GB|TB)$",

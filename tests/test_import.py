@@ -322,7 +322,12 @@ def test_the_async_twin_imports_the_same(
 
 
 def test_import_from_the_command_line_resumes(
-    settings: Settings, engine: MemoryEngine, bank: str, tmp_path: Path, db: Conn
+    settings: Settings,
+    engine: MemoryEngine,
+    bank: str,
+    tmp_path: Path,
+    db: Conn,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     rng = np.random.default_rng(3)
     path = tmp_path / "export.jsonl"
@@ -337,11 +342,14 @@ def test_import_from_the_command_line_resumes(
     done = cli(settings, "import", str(head), "--bank", bank, "--batch-size", "5")
     assert done.returncode == 0, done.stderr
     assert "imported 12 memories" in done.stdout
+    assert "ANALYZE" not in done.stdout  # fewer than HINDSIGHT_API_IMPORT_ANALYZE_MIN
     args = ("import", str(path), "--bank", bank, "--batch-size", "5", "--defer-indexes")
+    monkeypatch.setenv("HINDSIGHT_API_IMPORT_ANALYZE_MIN", "18")
     done = cli(settings, *args)
     assert done.returncode == 0, done.stderr
     assert "imported 18 memories" in done.stdout and "skipped 12" in done.stdout
     assert "search indexes were set aside for the load and built after it" in done.stdout
+    assert "brought up to date for the planner (ANALYZE)" in done.stdout
     assert len(deferred_indexes(db)) == len(DEFERRED_INDEXES)
     assert f"run hindsight-tools backfill --bank {bank}" in done.stdout
     assert count(db, "memory_units", bank) == 30
@@ -358,3 +366,41 @@ def test_import_from_the_command_line_resumes(
     assert refused.returncode == 2
     assert f"{bad}:3 (items[1].fact_type)" in refused.stderr, refused.stderr
     assert "'world', 'experience' or 'observation'" in refused.stderr
+
+
+def _estimated_rows(conn: Conn, bank: str) -> int:
+    """How many of ``bank``'s memories the planner expects (it plans every arm on this)."""
+    row = conn.execute(
+        "EXPLAIN (FORMAT JSON) SELECT id FROM memory_units WHERE bank_id = %s", (bank,)
+    ).fetchone()
+    assert row is not None
+    return int(row[0][0]["Plan"]["Plan Rows"])
+
+
+def test_a_large_import_tells_the_planner_the_banks_size(
+    settings: Settings, scratch_db: str
+) -> None:
+    from tests.test_store import TinyEmbedder
+
+    rng = np.random.default_rng(3)
+
+    def notes(prefix: str, n: int) -> list[dict[str, Any]]:
+        vectors = rng.standard_normal((n, 8))
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        return [
+            {"id": f"{prefix}{i}", "text": f"Note {i} about the garden", "embedding": v.tolist()}
+            for i, v in enumerate(vectors)
+        ]
+
+    analyze_from_300 = settings.with_overrides({"import_analyze_min": 300})
+    with (
+        MemoryEngine(scratch_db, settings=analyze_from_300, embedder=TinyEmbedder()) as engine,
+        psycopg.connect(scratch_db, autocommit=True) as conn,
+    ):
+        assert engine.import_memories("first", notes("f", 1500)).analyzed
+        below = engine.import_memories("small", notes("s", 200))
+        assert not below.analyzed
+        assert _estimated_rows(conn, "small") < 20  # a bank the statistics don't know
+        above = engine.import_memories("large", notes("l", 600))
+        assert above.analyzed
+        assert 300 <= _estimated_rows(conn, "large") <= 1200

@@ -300,6 +300,8 @@ def _import(args: argparse.Namespace) -> None:
         f"imported {result.imported} memories into {result.bank_id} in {result.batches} "
         f"batch(es); skipped {result.skipped} already stored or repeated"
     )
+    if result.analyzed:
+        print("the store's statistics were brought up to date for the planner (ANALYZE)")
     if result.indexes_deferred:
         print("the search indexes were set aside for the load and built after it")
     elif args.defer_indexes:
