@@ -324,6 +324,13 @@ SELECT bank_id, term, count(*) FROM memory_terms WHERE bank_id = %(bank)s GROUP 
 
 
 def _fill(conn: psycopg.Connection[tuple[Any, ...]], bank: str, memories: int) -> None:
+    # the statistics must stay those of the test's own ANALYZE, whatever autovacuum does
+    for table in ("memory_terms", "bank_terms", "banks"):
+        conn.execute(
+            psycopg.sql.SQL("ALTER TABLE {} SET (autovacuum_enabled = off)").format(
+                psycopg.sql.Identifier(table)
+            )
+        )
     for statement in _POSTINGS.strip().split(";\n"):
         conn.execute(statement, {"bank": bank, "n": memories})
 
@@ -333,13 +340,13 @@ def _loops_of(
 ) -> tuple[list[int], str]:
     """Run the arm for ``text`` on ``bank`` (expecting its ten best), then EXPLAIN ANALYZE
     it: the loops of every plan node whose line holds ``node``, and the plan."""
-    from benchmarks.recall_bench_timing import _explained  # the benchmarks' EXPLAIN runner
+    from benchmarks.recall_bench_timing import explained  # the benchmarks' EXPLAIN runner
 
     query = KeywordQuery(
         bank_id=bank, text=text, types=("world",), scope=Scope(), limit=10, language="english"
     )
     assert len(engine._run(backend.plan(query))) == 10
-    plan = engine._run(_explained(backend.plan(query), "ANALYZE"))
+    plan = explained(engine, backend.plan(query), "ANALYZE")
     loops = [
         int(line.split("loops=")[1].rstrip(")"))
         for line in plan

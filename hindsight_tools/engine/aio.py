@@ -233,7 +233,7 @@ class AsyncMemoryEngine:
             bank_id, items, batch_size, embedding_model, progress, defer_indexes
         )
         if defer_indexes is not True:
-            return await self._drive(program)
+            return await self._analyzed(core, await self._drive(program))
         try:
             result = await self._drive(program)
         except BaseException:
@@ -243,7 +243,13 @@ class AsyncMemoryEngine:
                 await self._drive(core.index_program())
             raise
         await self._drive(core.index_program())
-        return result
+        return await self._analyzed(core, result)
+
+    async def _analyzed(self, core: EngineCore, result: ImportResult) -> ImportResult:
+        try:
+            return await self._drive(core.analyze_program(result))
+        except HindsightError as exc:
+            return core.analyze_failed(result, exc)
 
     async def backfill_token_vectors(self, bank_id: str | None = None, *, batch: int = 256) -> int:
         """See :meth:`MemoryEngine.backfill_token_vectors`."""

@@ -10,6 +10,7 @@ pool. Nothing here does I/O.
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -61,6 +62,7 @@ from hindsight_tools.settings import Settings
 from hindsight_tools.store import bootstrap as store
 from hindsight_tools.store.deferred_indexes import build_missing_indexes
 from hindsight_tools.store.embedded import EmbeddedServer, acquire_server
+from hindsight_tools.store.statistics import analyze_plan
 from hindsight_tools.validation import (
     parse_items,
     problems_from_pydantic,
@@ -68,6 +70,8 @@ from hindsight_tools.validation import (
     validate_bank_id,
     validate_ids,
 )
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 # The bank's rows that carry no foreign key (migrations 0009, 0011).
@@ -235,6 +239,27 @@ class EngineCore:
     def index_program(self) -> Program[list[str]]:
         """Build the deferrable indexes the store lacks; the ones built."""
         return build_missing_indexes(self.settings.index_build_memory, self.settings.pool_max_size)
+
+    def analyze_program(self, result: ImportResult) -> Program[ImportResult]:
+        """After an import that wrote at least ``import_analyze_min`` memories, ANALYZE the
+        tables the arms plan from (:mod:`hindsight_tools.store.statistics`); ``result``
+        with ``analyzed`` set accordingly."""
+        if not 0 < self.settings.import_analyze_min <= result.imported:
+            return result
+        yield Parallel({"analyze": analyze_plan()})
+        return result.model_copy(update={"analyzed": True})
+
+    @staticmethod
+    def analyze_failed(result: ImportResult, error: Exception) -> ImportResult:
+        # The memories are committed; statistics are an aid to the planner, which
+        # autovacuum brings up to date later, so their failure doesn't fail the import.
+        log.warning(
+            "the import into %s is complete, but ANALYZE after it failed (%s); recalls of "
+            "that bank may be planned for a smaller bank until autovacuum analyses the store",
+            result.bank_id,
+            error,
+        )
+        return result
 
     def _checked(self, chunk: Sequence[Any], start: int) -> list[MemoryItem]:
         parsed = parse_items(chunk, self.settings, first_index=start, unique_ids=False)

@@ -190,7 +190,7 @@ class MemoryEngine:
             bank_id, items, batch_size, embedding_model, progress, defer_indexes
         )
         if defer_indexes is not True:
-            return self._drive(program)
+            return self._analyzed(self._drive(program))
         try:
             result = self._drive(program)
         except BaseException:
@@ -200,7 +200,13 @@ class MemoryEngine:
                 self._drive(self._core.index_program())
             raise
         self._drive(self._core.index_program())
-        return result
+        return self._analyzed(result)
+
+    def _analyzed(self, result: ImportResult) -> ImportResult:
+        try:
+            return self._drive(self._core.analyze_program(result))
+        except HindsightError as exc:
+            return self._core.analyze_failed(result, exc)
 
     def backfill_token_vectors(self, bank_id: str | None = None, *, batch: int = 256) -> int:
         """Computes and stores the late-interaction vectors of memories retained without

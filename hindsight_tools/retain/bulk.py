@@ -48,7 +48,6 @@ from hindsight_tools.store.deferred_indexes import (
     build_missing_indexes,
     drop_indexes_plan,
 )
-from hindsight_tools.store.statistics import analyze_plan
 
 T = TypeVar("T")
 # A batch's embeddings, and its late-interaction vectors (None where none were computed).
@@ -317,9 +316,6 @@ def import_batches(
                 raise failed.error
         current = upcoming if isinstance(upcoming, _Batch) else None
         ready = next_ready
-    analyzed = 0 < settings.import_analyze_min <= tally.imported
-    if analyzed:
-        yield Parallel({"analyze": analyze_plan()})
     return ImportResult(
         bank_id=bank_id,
         imported=tally.imported,
@@ -327,7 +323,6 @@ def import_batches(
         batches=tally.batches,
         last_id=tally.last_id,
         indexes_deferred=deferred_at_all,
-        analyzed=analyzed,
     )
 
 

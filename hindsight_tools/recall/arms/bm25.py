@@ -110,6 +110,7 @@ _FOUND = f"""
 _FOUND_NAMED = _FOUND.replace(
     "WHERE q.opens AND", "WHERE q.opens AND mt.term = ANY(%(opening)s) AND"
 )
+assert _FOUND_NAMED != _FOUND, "the read terms' condition must have found its place"
 
 # Each fact type's best by a bounded (top-N) sort of the scored memories, computed once:
 # a window function over them sorted every scored memory, and with the postings of common
