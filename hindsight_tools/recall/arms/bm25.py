@@ -87,16 +87,21 @@ WITH stats AS (
 # One posting's share of a memory's score (Lucene's BM25).
 _SHARE = "q.idf * mt.tf / (mt.tf + %(k1)s * (1 - %(b)s + %(b)s * mt.doc_length / stats.avgdl))"
 
-# The memories found, summed over every posting of the read terms.
-_FOUND = f"""
+
+def _found(also: str = "") -> str:
+    """The memories found, summed over every posting of the read terms; ``also`` is one
+    more condition on the postings, ending in AND."""
+    return f"""
     SELECT mt.unit_id AS id, mt.fact_type, sum({_SHARE}) AS score
     FROM q
     JOIN memory_terms mt ON mt.bank_id = %(bank)s AND mt.term = q.term
     CROSS JOIN stats
     {{scope_join}}
-    WHERE q.opens AND mt.fact_type = ANY(%(types)s)
+    WHERE q.opens AND {also}mt.fact_type = ANY(%(types)s)
     GROUP BY mt.unit_id, mt.fact_type"""
 
+
+_FOUND = _found()
 # The exact form names the read terms as constants too. PostgreSQL's statistics on
 # ``bank_id`` know the banks of the last ANALYZE, so a bank filled since then looks like one
 # row; the planner then walked all of that bank's postings and looked each one's term up in
@@ -107,10 +112,7 @@ _FOUND = f"""
 # condition on the term, made the planner expect one memory found, and it then joined the
 # late terms' shares to 20,000 candidates by a nested loop, 28 s for one question in a bank
 # of 1,000,000 (docs/decisions/2026-12-06-keyword-arm-for-banks-without-statistics.md).
-_FOUND_NAMED = _FOUND.replace(
-    "WHERE q.opens AND", "WHERE q.opens AND mt.term = ANY(%(opening)s) AND"
-)
-assert _FOUND_NAMED != _FOUND, "the read terms' condition must have found its place"
+_FOUND_NAMED = _found("mt.term = ANY(%(opening)s) AND ")
 
 # Each fact type's best by a bounded (top-N) sort of the scored memories, computed once:
 # a window function over them sorted every scored memory, and with the postings of common
