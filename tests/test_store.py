@@ -21,6 +21,7 @@ from hindsight_tools import (
 from hindsight_tools.encoders.embedding import Vectors, canonical_model_name
 from hindsight_tools.settings import DEFAULT_EMBEDDINGS_MODEL
 from hindsight_tools.store.bootstrap import MIGRATIONS, bootstrap
+from hindsight_tools.store.statistics import ANALYZED_TABLES
 
 
 def test_migrations_apply_once(scratch_db: str) -> None:
@@ -31,6 +32,27 @@ def test_migrations_apply_once(scratch_db: str) -> None:
         assert versions == [(v,) for v, _ in MIGRATIONS]
         extensions = {r[0] for r in conn.execute("SELECT extname FROM pg_extension")}
         assert {"vector", "pg_trgm"} <= extensions
+
+
+def test_autovacuum_analyses_the_planned_tables_after_a_hundredth(scratch_db: str) -> None:
+    # PostgreSQL's default waits for a tenth of a table to change; a bank retained in a big
+    # store would stay unknown to the planner for a hundred thousand memories
+    bootstrap(scratch_db, 384)
+    with psycopg.connect(scratch_db) as conn:
+        options: dict[str, list[str] | None] = dict(
+            conn.execute(
+                "SELECT relname, reloptions FROM pg_class WHERE relname = ANY(%s) "
+                "AND relkind IN ('r', 'p')",
+                (list(ANALYZED_TABLES),),
+            ).fetchall()
+        )
+        assert set(options) == set(ANALYZED_TABLES)
+        for table, given in options.items():
+            assert "autovacuum_analyze_scale_factor=0.01" in (given or []), table
+        # the rest keep the server's own setting
+        assert conn.execute(
+            "SELECT reloptions FROM pg_class WHERE relname = 'hindsight_schema_version'"
+        ).fetchone() == (None,)
 
 
 def test_a_store_a_newer_version_migrated_is_refused(scratch_db: str) -> None:

@@ -36,6 +36,7 @@ MIGRATIONS = (
     (9, "0009_links_without_foreign_keys.sql"),
     (10, "0010_links_without_from_index.sql"),
     (11, "0011_postings_and_mentions_without_foreign_keys.sql"),
+    (12, "0012_analyze_after_one_percent.sql"),
 )
 # Arbitrary constant: serialises concurrent migrations from several processes.
 _MIGRATIONS_PACKAGE = "hindsight_tools.store.migrations"

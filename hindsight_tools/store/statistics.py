@@ -5,11 +5,12 @@ statistics of the last ANALYZE. A bank written since then is one row to it, or t
 an average bank, and it plans for that: the keyword arm's bounded form, past 20,000
 postings, then sums the late terms once per candidate, and the semantic arm's choice
 between an exact scan of the bank's rows and the HNSW graph rests on the same estimate
-(docs/decisions/2026-12-06-keyword-arm-for-banks-without-statistics.md). Autovacuum
-analyses a table again only after a tenth of it has changed, so in a large store a bank
-of tens of thousands of memories can stay unknown. An import large enough to matter
-therefore ends by analysing the tables the arms plan from
-(``HINDSIGHT_API_IMPORT_ANALYZE_MIN``); a retain is too small a write to.
+(docs/decisions/2026-12-06-keyword-arm-for-banks-without-statistics.md). By default
+autovacuum analyses a table again only after a tenth of it has changed, so in a large
+store a bank of tens of thousands of memories could stay unknown; the tables below are
+analysed after a hundredth (migration ``0012``). An import large enough to matter ends by
+analysing them itself (``HINDSIGHT_API_IMPORT_ANALYZE_MIN``), so the bank it wrote is
+known at once; a retain is too small a write to.
 
 ANALYZE reads a sample of each table, not the table: in a store of 1,000,000 memories and
 70,000,000 links, about 10 s for these six. It runs after the import's last batch (and
