@@ -25,7 +25,10 @@ candidates could reach (evidence first), which bounds any model there; and the
 cross-encoder's median cost per pair in this run.
 
     .venv/bin/python benchmarks/depth_replay.py --dataset DIR [--max-depth 32]
-        [--choose BANK …] [--limit N] [--out FILE]
+        [--choose BANK …] [--limit N] [--date-form full|short|none] [--out FILE]
+
+``--date-form`` changes how the cross-encoder's documents carry their date
+(:mod:`benchmarks.pair_dates`), for every recall of the run.
 
 ``--dataset`` is the LoCoMo folder (``memories.jsonl``, ``queries.jsonl``); without it,
 ``$HINDSIGHT_LOCOMO_DIR``.
@@ -46,9 +49,14 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+if not __package__:
+    # Run as a file, Python puts this folder on sys.path rather than the repository.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from tqdm import tqdm
 
 import hindsight_tools.recall.pipeline as pipeline
+from benchmarks.pair_dates import DATE_FORMS, date_form
 from hindsight_tools import MemoryEngine, Settings
 from hindsight_tools.evaluation import (
     ADVERSARIAL_NAME,
@@ -315,6 +323,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="on",
         help="the cross-encoder's head by late interaction (default) or by direct rank",
     )
+    parser.add_argument(
+        "--date-form",
+        choices=DATE_FORMS,
+        default="full",
+        help="how the cross-encoder's documents carry their date (default: the engine's)",
+    )
     args = parser.parse_args(argv)
     if args.dataset is None:
         parser.error(
@@ -338,7 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for q in b.questions[: args.limit]
         if q.evidence and q.category_name != ADVERSARIAL_NAME
     ]
-    with MemoryEngine(settings=settings) as engine:
+    with date_form(args.date_form), MemoryEngine(settings=settings) as engine:
         captured = [
             capture(engine, EVAL_BANK_PREFIX + b.bank, q)
             for b, q in tqdm(asked, unit="question", desc="recall at max depth")
@@ -347,7 +361,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if mismatched:
         raise SystemExit(f"replay differs from the engine on {mismatched} questions")
     per_pair = statistics.median(q.rerank_seconds / len(q.scores) for q in captured if q.scores)
-    check = same_top_ten(asked[: args.check], captured[: args.check], settings)
+    with date_form(args.date_form):
+        check = same_top_ten(asked[: args.check], captured[: args.check], settings)
     halves = [
         [q for q in captured if (q.bank.removeprefix(EVAL_BANK_PREFIX) in choose) == half]
         for half in (True, False)
@@ -358,7 +373,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{len(captured)} non-adversarial questions ({len(halves[0])} of "
         f"{', '.join(sorted(choose))}, the conversations chosen on; {len(halves[1])} of the "
         f"others); replay at depth {args.max_depth} matches the engine on all of them; "
-        f"cross-encoder {per_pair * 1000:.1f} ms per pair (median). *keep* candidates of "
+        f"cross-encoder {per_pair * 1000:.1f} ms per pair (median), documents dated in "
+        f"the `{args.date_form}` form. *keep* candidates of "
         "the late-interaction order keep their places, the next *depth* are scored. "
         f"{check}\n\n"
         + table(halves, args.max_depth, per_pair * 1000)

@@ -25,8 +25,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+if not __package__:
+    # Run as a file, Python puts this folder on sys.path rather than the repository.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from tqdm import tqdm
 
+from benchmarks.pair_dates import date_form
 from hindsight_tools import MemoryEngine, Settings
 from hindsight_tools.evaluation import (
     EVAL_BANK_PREFIX,
@@ -36,14 +41,27 @@ from hindsight_tools.evaluation import (
 )
 
 LOCOMO_VARIABLE = "HINDSIGHT_LOCOMO_DIR"  # the LoCoMo data is not in the repository
+# Not a setting: how the cross-encoder's documents carry their date (benchmarks.pair_dates).
+DATE_FORM = "date_form"
+_NEXT = "late interaction's first 8 kept, cross-encoder over the next"
 # name -> settings changes from the defaults
 CONFIGURATIONS: dict[str, dict[str, Any]] = {
     "default (late interaction's first 8 kept, cross-encoder over the next 6)": {},
-    "late interaction's first 8 kept, cross-encoder over the next 12": {"reranker_depth_mid": 12},
-    "late interaction's first 8 kept, cross-encoder over the next 16": {"reranker_depth_mid": 16},
-    "late interaction's first 8 kept, cross-encoder over the next 20": {"reranker_depth_mid": 20},
+    f"{_NEXT} 12": {"reranker_depth_mid": 12},
+    f"{_NEXT} 16": {"reranker_depth_mid": 16},
+    f"{_NEXT} 20": {"reranker_depth_mid": 20},
+    f"{_NEXT} 20, dated in words alone": {"reranker_depth_mid": 20, DATE_FORM: "short"},
+    f"{_NEXT} 20, undated": {"reranker_depth_mid": 20, DATE_FORM: "none"},
     "late interaction, passthrough": {"reranker_provider": "passthrough"},
 }
+
+
+def configuration(changes: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """A configuration's settings changes, and the date form of its documents."""
+    overrides = {name: value for name, value in changes.items() if name != DATE_FORM}
+    return overrides, changes.get(DATE_FORM, "full")
+
+
 STAGES = (
     "embed",
     "late_interaction_query",
@@ -76,22 +94,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     dataset = load_dataset(args.dataset)
     asked = [(b.bank, q) for b in dataset.banks for q in b.questions[: args.limit]]
     base = Settings()
-    engines = {
-        name: MemoryEngine(settings=base.with_overrides(changes))
-        for name, changes in CONFIGURATIONS.items()
-    }
+    engines, forms = {}, {}
+    for name, changes in CONFIGURATIONS.items():
+        overrides, forms[name] = configuration(changes)
+        engines[name] = MemoryEngine(settings=base.with_overrides(overrides))
     stages: dict[str, list[dict[str, float]]] = {name: [] for name in engines}
     load_before = os.getloadavg()[0]
     try:
         for bank, question in tqdm(asked, unit="question", desc="interleaved recalls"):
             for name, engine in engines.items():
-                result = engine.recall(
-                    EVAL_BANK_PREFIX + bank,
-                    question.question,
-                    query_timestamp=question.query_time,
-                    max_tokens=EVAL_MAX_TOKENS,
-                    trace=True,
-                )
+                with date_form(forms[name]):
+                    result = engine.recall(
+                        EVAL_BANK_PREFIX + bank,
+                        question.question,
+                        query_timestamp=question.query_time,
+                        max_tokens=EVAL_MAX_TOKENS,
+                        trace=True,
+                    )
                 assert result.trace is not None
                 stages[name].append(result.trace.stages)
     finally:

