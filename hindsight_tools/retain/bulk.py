@@ -50,8 +50,9 @@ from hindsight_tools.store.deferred_indexes import (
 )
 
 T = TypeVar("T")
-# A batch's embeddings, and its late-interaction vectors (None where none were computed).
-Encoded = tuple[Vectors, list[bytes | None] | None]
+# A batch's embeddings, its late-interaction vectors, and those of its memories read after
+# the one before them in their document (None where none were computed).
+Encoded = tuple[Vectors, list[bytes | None] | None, list[bytes | None] | None]
 # A batch ready to write: its rows, its vectors, and its links when found in this process.
 Ready = tuple[list[PreparedItem], Encoded, FoundLinks | None]
 
@@ -60,20 +61,20 @@ CREATE TEMP TABLE hindsight_import_stage (
     position integer, id text, text text, context text, fact_type text, embedding vector,
     occurred_start timestamptz, occurred_end timestamptz, mentioned_at timestamptz,
     tags text[], proof_count integer, document_id text, chunk_id text, metadata json,
-    entity_text text, token_vectors bytea
+    entity_text text, token_vectors bytea, context_vectors bytea
 ) ON COMMIT DROP
 """
 _COPY = """
 COPY hindsight_import_stage (
     position, id, text, context, fact_type, embedding, occurred_start, occurred_end,
     mentioned_at, tags, proof_count, document_id, chunk_id, metadata, entity_text,
-    token_vectors)
+    token_vectors, context_vectors)
 FROM STDIN (FORMAT BINARY)
 """
 # Binary: a vector goes as its 4-byte floats instead of as decimal text.
 _STAGE_TYPES = (
     "int4", "text", "text", "text", "text", "vector", "timestamptz", "timestamptz",
-    "timestamptz", "text[]", "int4", "text", "text", "json", "text", "bytea",
+    "timestamptz", "text[]", "int4", "text", "text", "json", "text", "bytea", "bytea",
 )  # fmt: skip
 # The tsvector is computed once per row (LATERAL) for both the document and its length.
 _INSERT_UNITS = """
@@ -94,8 +95,8 @@ ON CONFLICT (bank_id, id) DO NOTHING
 RETURNING id
 """
 _INSERT_TOKEN_VECTORS = """
-INSERT INTO memory_token_vectors (bank_id, id, vectors)
-SELECT %(bank)s, s.id, s.token_vectors FROM hindsight_import_stage s
+INSERT INTO memory_token_vectors (bank_id, id, vectors, context_vectors)
+SELECT %(bank)s, s.id, s.token_vectors, s.context_vectors FROM hindsight_import_stage s
 WHERE s.token_vectors IS NOT NULL AND s.id = ANY(%(ids)s)
 ON CONFLICT DO NOTHING
 """
@@ -272,7 +273,7 @@ def import_batches(
         steps: dict[str, Plan[Any] | Blocking] = {}
         prepared: list[PreparedItem] = []
         if isinstance(ready, tuple) and ready[0]:
-            prepared, (embeddings, token_vectors), found = ready
+            prepared, (embeddings, token_vectors, in_context), found = ready
             steps["import"] = import_plan(
                 bank_id,
                 prepared,
@@ -282,6 +283,7 @@ def import_batches(
                 found,
                 version,
                 count_totals=tally.batches == 0,
+                in_context=in_context,
             )
         if isinstance(upcoming, _Batch):
             if upcoming.fresh:
@@ -359,12 +361,14 @@ def import_plan(
     found: FoundLinks | None = None,
     bank_version: str | None = None,
     count_totals: bool = True,
+    in_context: Sequence[bytes | None] | None = None,
 ) -> Plan[WrittenBatch]:
     """One batch of an import in one transaction: the ids it wrote (a memory another
     writer stored meanwhile is left as that writer stored it). ``found``, the batch's
     links found beforehand, is used only if the bank is as they assumed: as many memories,
     and its row at ``bank_version``, so that nobody else wrote to it since. The bank's
-    totals are counted again with ``count_totals``, else grown by the batch's."""
+    totals are counted again with ``count_totals``, else grown by the batch's.
+    ``in_context``: late-interaction vectors of memories read after the one before them."""
     bank = {"bank": bank_id}
     if found is not None:
         # Under the bank's lock (taken again by write_sources, which is harmless) and before
@@ -375,7 +379,7 @@ def import_plan(
             found = None
     yield from write_sources(bank_id, prepared)
     yield Statement(_STAGE, None, "none")
-    rows = [_stage_row(p, embeddings[p.index], token_vectors) for p in prepared]
+    rows = [_stage_row(p, embeddings[p.index], token_vectors, in_context) for p in prepared]
     yield Statement(_COPY, rows, "copy", copy_types=_STAGE_TYPES)
     language = settings.text_search_extension_native_language
     written = yield Statement(_INSERT_UNITS, {"bank": bank_id, "language": language})
@@ -396,7 +400,10 @@ def import_plan(
 
 
 def _stage_row(
-    p: PreparedItem, embedding: Any, token_vectors: Sequence[bytes | None] | None
+    p: PreparedItem,
+    embedding: Any,
+    token_vectors: Sequence[bytes | None] | None,
+    in_context: Sequence[bytes | None] | None,
 ) -> tuple[Any, ...]:
     item = p.item
     return (
@@ -416,4 +423,5 @@ def _stage_row(
         Json(item.metadata),
         " ".join(p.entities),
         None if token_vectors is None else token_vectors[p.index],
+        None if in_context is None else in_context[p.index],
     )

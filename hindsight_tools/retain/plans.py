@@ -162,6 +162,14 @@ _INSERT_TOKEN_VECTORS = """
 INSERT INTO memory_token_vectors (bank_id, id, vectors) VALUES (%(bank)s, %(id)s, %(vectors)s)
 ON CONFLICT (bank_id, id) DO UPDATE SET vectors = EXCLUDED.vectors
 """
+# With readings in context (hindsight_tools/retain/reading_context.py); the statement above
+# names no column a store migrated before them lacks.
+_INSERT_TOKEN_VECTORS_IN_CONTEXT = """
+INSERT INTO memory_token_vectors (bank_id, id, vectors, context_vectors)
+VALUES (%(bank)s, %(id)s, %(vectors)s, %(context_vectors)s)
+ON CONFLICT (bank_id, id) DO UPDATE
+SET vectors = EXCLUDED.vectors, context_vectors = EXCLUDED.context_vectors
+"""
 
 
 def retain_plan(
@@ -170,8 +178,11 @@ def retain_plan(
     embeddings: Vectors,
     settings: Settings,
     token_vectors: Sequence[bytes | None] | None = None,
+    in_context: Sequence[bytes | None] | None = None,
 ) -> Plan[RetainResult]:
-    """All writes of one retain call; the caller runs it in a single transaction."""
+    """All writes of one retain call; the caller runs it in a single transaction.
+    ``in_context``: each memory's late-interaction vectors read after the memory before it
+    (:mod:`~hindsight_tools.retain.reading_context`), where it has them."""
     bank = {"bank": bank_id}
     ids = [p.id for p in prepared]
     yield from write_sources(bank_id, prepared)
@@ -193,11 +204,13 @@ def retain_plan(
     if token_vectors is not None:
         vector_rows = [
             {**bank, "id": p.id, "vectors": token_vectors[p.index]}
+            | ({} if in_context is None else {"context_vectors": in_context[p.index]})
             for p in prepared
             if token_vectors[p.index] is not None
         ]
+        insert = _INSERT_TOKEN_VECTORS if in_context is None else _INSERT_TOKEN_VECTORS_IN_CONTEXT
         if vector_rows:
-            yield Statement(_INSERT_TOKEN_VECTORS, vector_rows, "many")
+            yield Statement(insert, vector_rows, "many")
     yield from derive(bank_id, prepared, settings, old_entity_ids)
     return RetainResult(
         bank_id=bank_id,

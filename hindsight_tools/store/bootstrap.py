@@ -37,6 +37,7 @@ MIGRATIONS = (
     (10, "0010_links_without_from_index.sql"),
     (11, "0011_postings_and_mentions_without_foreign_keys.sql"),
     (12, "0012_analyze_after_one_percent.sql"),
+    (13, "0013_token_vectors_in_context.sql"),
 )
 # Arbitrary constant: serialises concurrent migrations from several processes.
 _MIGRATIONS_PACKAGE = "hindsight_tools.store.migrations"

@@ -1,0 +1,43 @@
+"""What a memory is read after: the memory before it in its document.
+
+A turn of a conversation often means little alone: "I've had them for three years now"
+answers "How long have you had your turtles?", and only with that question does it say
+what it is about. Besides its own late-interaction vectors, a memory that follows another
+of the same document in one retain or import call is encoded a second time, read after
+that one (:func:`read_after`), and a recall scores both readings
+(:func:`hindsight_tools.recall.prerank.with_reading_in_context`). Why both and not the
+reading in context alone: alone it wins single-fact questions and loses the questions whose
+answer is several memories that each name the thing asked about, which their neighbours
+then crowd out (docs/decisions/2026-12-07-memories-read-in-their-conversation.md).
+
+Only the calls' own order is known: the first item of a call, and an item retained alone,
+have nothing before them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hindsight_tools.models import MemoryItem
+
+# The reading in context is encoded like any memory, over its first 256 tokens and scored
+# on its first 128: a long previous memory is cut so that the memory itself stays inside.
+PREVIOUS_MAX_CHARS = 300
+
+
+def previous_texts(items: Sequence[MemoryItem]) -> list[str | None]:
+    """For each item, the text of the nearest item before it with the same
+    ``document_id``; None for an item without a document or first of its document."""
+    last: dict[str, str] = {}
+    found: list[str | None] = []
+    for item in items:
+        document = item.document_id
+        found.append(None if document is None else last.get(document))
+        if document is not None:
+            last[document] = item.text
+    return found
+
+
+def read_after(previous: str, text: str) -> str:
+    """The text encoded for a memory read after ``previous``."""
+    return f"{previous[:PREVIOUS_MAX_CHARS]}\n{text}"
