@@ -75,8 +75,10 @@ def test_every_key_of_a_new_store_includes_the_bank(
     assert db.execute(_KEYLESS).fetchone() == (0,)
 
 
-# Before 0008 the store was keyed for one server: entities by id alone.
-BEFORE = [version for version, _ in store.MIGRATIONS if version < 8]
+# Before 0008 the store was keyed for one server: entities by id alone. The old store is
+# written by today's engine, so it has the columns today's statements name, which 0008 to
+# 0012 do not touch (0013: token vectors in context).
+BEFORE = [version for version, _ in store.MIGRATIONS if version < 8 or version == 13]
 ITEMS: list[dict[str, Any]] = [
     {
         "id": "m1",
@@ -118,19 +120,14 @@ _ORDER = {
 }
 
 
-# Columns a later migration adds, empty in the rows it finds: not part of what they hold.
-_ADDED_LATER = ["context_vectors"]
-
-
 def _snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every bank table, as text, in key order."""
     with psycopg.connect(url) as conn:
         return {
             table: conn.execute(
-                sql.SQL("SELECT (to_jsonb(t) - %s::text[])::text FROM {} t ORDER BY {}").format(
+                sql.SQL("SELECT t::text FROM {} t ORDER BY {}").format(
                     sql.Identifier(table), sql.SQL(order)
-                ),
-                (_ADDED_LATER,),
+                )
             ).fetchall()
             for table, order in _ORDER.items()
         }
@@ -148,11 +145,9 @@ def test_a_store_from_before_the_bank_keys_migrates_without_losing_anything(
     settings: Settings, scratch_db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     banks = ["alpha", "beta"]
-    # that store's token vectors had no column for a memory read in context
-    then = settings.model_copy(update={"late_interaction_context": False})
     with monkeypatch.context() as old:
         old.setattr(store, "MIGRATIONS", tuple(m for m in store.MIGRATIONS if m[0] in BEFORE))
-        with MemoryEngine(scratch_db, settings=then, embedder=TinyEmbedder()) as engine:
+        with MemoryEngine(scratch_db, settings=settings, embedder=TinyEmbedder()) as engine:
             for bank in banks:
                 engine.retain(bank, ITEMS)
             # a retain again and a delete leave unused entity ids behind them

@@ -13,7 +13,7 @@ from hindsight_tools.encoders.late_interaction import LateInteractionEncoder, lo
 from hindsight_tools.recall.prerank import with_reading_in_context
 from hindsight_tools.retain.reading_context import (
     PREVIOUS_MAX_CHARS,
-    previous_texts,
+    previous_positions,
     read_after,
 )
 
@@ -43,6 +43,13 @@ def context_vectors(db: Conn, bank: str) -> dict[str, bytes | None]:
     return {r[0]: None if r[1] is None else bytes(r[1]) for r in rows}
 
 
+def read_after_whom(db: Conn, bank: str) -> dict[str, str | None]:
+    rows = db.execute(
+        "SELECT id, context_of FROM memory_token_vectors WHERE bank_id = %s", (bank,)
+    ).fetchall()
+    return {r[0]: r[1] for r in rows}
+
+
 def test_a_memory_follows_the_last_one_of_its_own_document() -> None:
     items = [
         MemoryItem(text="a1", document_id="a"),
@@ -52,7 +59,7 @@ def test_a_memory_follows_the_last_one_of_its_own_document() -> None:
         MemoryItem(text="b2", document_id="b"),
         MemoryItem(text="a3", document_id="a"),
     ]
-    assert previous_texts(items) == [None, None, None, "a1", "b1", "a2"]
+    assert previous_positions(items) == [None, None, None, 0, 1, 3]
 
 
 def test_a_long_previous_memory_is_cut_and_the_memory_kept_whole() -> None:
@@ -72,6 +79,7 @@ def test_retain_and_import_store_the_reading_after_the_memory_before(
     expected = encoder.encode_documents([read_after(QUESTION["text"], ANSWER["text"])])[0]
     engine.retain(bank, [QUESTION, ANSWER, ELSEWHERE])
     assert context_vectors(db, bank) == {"q": None, "a": expected, "x": None}
+    assert read_after_whom(db, bank) == {"q": None, "a": "q", "x": None}
 
     imported = f"{bank}-import"
     try:
@@ -120,3 +128,40 @@ def test_with_the_setting_off_no_reading_in_context_is_stored(
     with MemoryEngine(engine.database_url, settings=off) as plain:
         plain.retain(bank, [QUESTION, ANSWER])
     assert context_vectors(db, bank) == {"q": None, "a": None}
+
+
+def test_forgetting_or_rewriting_the_memory_before_drops_the_reading(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    # the reading holds the words of the memory it was read after
+    engine.retain(bank, [QUESTION, ANSWER, {**ANSWER, "id": "a2", "text": "Nate: Two of them."}])
+    assert read_after_whom(db, bank) == {"q": None, "a": "q", "a2": "a"}
+    engine.retain(bank, [{**QUESTION, "text": "Joanna: Do you still paint?"}])
+    assert read_after_whom(db, bank) == {"q": None, "a": None, "a2": "a"}
+    assert context_vectors(db, bank)["a"] is None
+    own = db.execute(
+        "SELECT count(*) FROM memory_token_vectors WHERE bank_id = %s AND vectors IS NOT NULL",
+        (bank,),
+    ).fetchone()
+    assert own == (3,)  # each memory keeps its own reading
+    assert engine.delete_memories(bank, ["a"]) == 1
+    assert read_after_whom(db, bank) == {"q": None, "a2": None}
+    assert context_vectors(db, bank) == {"q": None, "a2": None}
+
+
+def test_a_memory_bringing_its_vector_is_read_before_but_not_read_itself(
+    engine: MemoryEngine, bank: str, db: Conn, encoder: LateInteractionEncoder
+) -> None:
+    vector = [0.01] * 384
+    engine.retain(bank, [{**QUESTION, "embedding": vector}, ANSWER, ELSEWHERE])
+    expected = encoder.encode_documents([read_after(QUESTION["text"], ANSWER["text"])])[0]
+    # the question brought its vector, so it has no late-interaction row of its own
+    assert context_vectors(db, bank) == {"a": expected, "x": None}
+    assert read_after_whom(db, bank) == {"a": "q", "x": None}
+
+    other = f"{bank}-given"
+    try:
+        engine.retain(other, [QUESTION, {**ANSWER, "embedding": vector}])
+        assert context_vectors(db, other) == {"q": None}
+    finally:
+        engine.delete_bank(other)

@@ -88,6 +88,7 @@ ITEMS: list[dict[str, Any]] = [
     {
         "id": "a2",
         "text": "Caroline went to the support group in Portland",
+        "document_id": "journal",  # read after a1 too
         "mentioned_at": datetime(2023, 5, 8, 12, tzinfo=UTC),
         "causal_links": [{"target_id": "a1", "link_type": "caused_by", "weight": 0.6}],
     },

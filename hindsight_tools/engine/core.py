@@ -45,7 +45,7 @@ from hindsight_tools.recall.rerank.base import PassthroughReranker, RerankChain,
 from hindsight_tools.recall.rerank.providers import build_rerank_chain
 from hindsight_tools.retain.bulk import BatchReader, Encoded, import_batches
 from hindsight_tools.retain.plans import LOCK_BANK, retain_plan
-from hindsight_tools.retain.reading_context import previous_texts, read_after
+from hindsight_tools.retain.reading_context import previous_positions, read_after
 from hindsight_tools.retain.token_vectors import (
     missing_token_vectors_plan,
     store_token_vectors_plan,
@@ -307,10 +307,10 @@ class EngineCore:
         own = place_token_vectors(len(items), documents, positions)
         if not self.settings.late_interaction_context:
             return embeddings, own, None
-        previous = previous_texts(items)
+        previous = previous_positions(items)
         followers = [i for i in positions if previous[i] is not None]
         read = late.encode_documents(
-            [read_after(previous[i] or "", items[i].text) for i in followers]
+            [read_after(items[previous[i] or 0].text, items[i].text) for i in followers]
         )
         return embeddings, own, place_token_vectors(len(items), read, followers)
 

@@ -2,8 +2,9 @@
 
 The inverse of :func:`~hindsight_tools.retain.plans.retain_plan`. A memory's entity
 mentions and keyword postings go first, then its links both ways, causal ones included
-(links carry no foreign keys: migration 0009), then the memory, whose foreign key takes
-its token vectors. What is shared is brought back in line by hand: the bank's BM25
+(links carry no foreign keys: migration 0009), and the readings of other memories made
+after it (they hold its words), then the memory, whose foreign key takes its token
+vectors. What is shared is brought back in line by hand: the bank's BM25
 statistics, entity mention counts (an entity no memory mentions any more goes), and chunks
 and documents that no memory refers to any more.
 """
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from hindsight_tools.retain.plans import (
     BANK_TOTALS,
     COUNT_MENTIONS,
+    DROP_READINGS_AFTER,
     DROP_TERMS,
     DROP_UNIT_ENTITIES,
     DROP_UNUSED_ENTITIES,
@@ -64,6 +66,7 @@ def forget_plan(bank_id: str, ids: Sequence[str]) -> Plan[int]:
     yield Statement(DROP_TERMS, {**bank, "ids": wanted}, "none")
     yield Statement(DROP_UNUSED_TERMS, bank, "none")
     yield Statement(DROP_LINKS_BOTH_WAYS, {**bank, "ids": wanted}, "none")
+    yield Statement(DROP_READINGS_AFTER, {**bank, "ids": wanted}, "none")
     deleted = yield Statement(_DELETE_UNITS, {**bank, "ids": wanted})
     if not deleted:
         return 0

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -39,6 +39,7 @@ from hindsight_tools.retain.plans import (
     existing_ids_plan,
     write_sources,
 )
+from hindsight_tools.retain.reading_context import previous_ids
 from hindsight_tools.retain.timeline import Timeline
 from hindsight_tools.retain.units import PreparedItem, prepare_items, with_content_ids
 from hindsight_tools.runtime.plan import Plan, Statement
@@ -61,20 +62,20 @@ CREATE TEMP TABLE hindsight_import_stage (
     position integer, id text, text text, context text, fact_type text, embedding vector,
     occurred_start timestamptz, occurred_end timestamptz, mentioned_at timestamptz,
     tags text[], proof_count integer, document_id text, chunk_id text, metadata json,
-    entity_text text, token_vectors bytea, context_vectors bytea
+    entity_text text, token_vectors bytea, context_vectors bytea, context_of text
 ) ON COMMIT DROP
 """
 _COPY = """
 COPY hindsight_import_stage (
     position, id, text, context, fact_type, embedding, occurred_start, occurred_end,
     mentioned_at, tags, proof_count, document_id, chunk_id, metadata, entity_text,
-    token_vectors, context_vectors)
+    token_vectors, context_vectors, context_of)
 FROM STDIN (FORMAT BINARY)
 """
 # Binary: a vector goes as its 4-byte floats instead of as decimal text.
 _STAGE_TYPES = (
     "int4", "text", "text", "text", "text", "vector", "timestamptz", "timestamptz",
-    "timestamptz", "text[]", "int4", "text", "text", "json", "text", "bytea", "bytea",
+    "timestamptz", "text[]", "int4", "text", "text", "json", "text", "bytea", "bytea", "text",
 )  # fmt: skip
 # The tsvector is computed once per row (LATERAL) for both the document and its length.
 _INSERT_UNITS = """
@@ -95,8 +96,9 @@ ON CONFLICT (bank_id, id) DO NOTHING
 RETURNING id
 """
 _INSERT_TOKEN_VECTORS = """
-INSERT INTO memory_token_vectors (bank_id, id, vectors, context_vectors)
-SELECT %(bank)s, s.id, s.token_vectors, s.context_vectors FROM hindsight_import_stage s
+INSERT INTO memory_token_vectors (bank_id, id, vectors, context_vectors, context_of)
+SELECT %(bank)s, s.id, s.token_vectors, s.context_vectors, s.context_of
+FROM hindsight_import_stage s
 WHERE s.token_vectors IS NOT NULL AND s.id = ANY(%(ids)s)
 ON CONFLICT DO NOTHING
 """
@@ -379,7 +381,8 @@ def import_plan(
             found = None
     yield from write_sources(bank_id, prepared)
     yield Statement(_STAGE, None, "none")
-    rows = [_stage_row(p, embeddings[p.index], token_vectors, in_context) for p in prepared]
+    after = previous_ids(prepared)
+    rows = [_stage_row(p, embeddings[p.index], token_vectors, in_context, after) for p in prepared]
     yield Statement(_COPY, rows, "copy", copy_types=_STAGE_TYPES)
     language = settings.text_search_extension_native_language
     written = yield Statement(_INSERT_UNITS, {"bank": bank_id, "language": language})
@@ -404,7 +407,9 @@ def _stage_row(
     embedding: Any,
     token_vectors: Sequence[bytes | None] | None,
     in_context: Sequence[bytes | None] | None,
+    after: Mapping[int, str],
 ) -> tuple[Any, ...]:
+    read = None if in_context is None else in_context[p.index]
     item = p.item
     return (
         p.index,
@@ -423,5 +428,6 @@ def _stage_row(
         Json(item.metadata),
         " ".join(p.entities),
         None if token_vectors is None else token_vectors[p.index],
-        None if in_context is None else in_context[p.index],
+        read,
+        None if read is None else after.get(p.index),
     )

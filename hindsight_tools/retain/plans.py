@@ -18,6 +18,7 @@ from psycopg.types.json import Json
 from hindsight_tools.encoders.embedding import Vectors
 from hindsight_tools.models import RetainResult
 from hindsight_tools.retain import links
+from hindsight_tools.retain.reading_context import previous_ids
 from hindsight_tools.retain.units import PreparedItem, entity_key
 from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.settings import Settings
@@ -158,17 +159,20 @@ FROM memory_units WHERE bank_id = %(bank)s
 _DROP_TOKEN_VECTORS = """
 DELETE FROM memory_token_vectors WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)
 """
+# With a memory's reading in context (hindsight_tools/retain/reading_context.py), where it
+# has one, and the memory it was read after.
 _INSERT_TOKEN_VECTORS = """
-INSERT INTO memory_token_vectors (bank_id, id, vectors) VALUES (%(bank)s, %(id)s, %(vectors)s)
-ON CONFLICT (bank_id, id) DO UPDATE SET vectors = EXCLUDED.vectors
-"""
-# With readings in context (hindsight_tools/retain/reading_context.py); the statement above
-# names no column a store migrated before them lacks.
-_INSERT_TOKEN_VECTORS_IN_CONTEXT = """
-INSERT INTO memory_token_vectors (bank_id, id, vectors, context_vectors)
-VALUES (%(bank)s, %(id)s, %(vectors)s, %(context_vectors)s)
+INSERT INTO memory_token_vectors (bank_id, id, vectors, context_vectors, context_of)
+VALUES (%(bank)s, %(id)s, %(vectors)s, %(context_vectors)s, %(context_of)s)
 ON CONFLICT (bank_id, id) DO UPDATE
-SET vectors = EXCLUDED.vectors, context_vectors = EXCLUDED.context_vectors
+SET vectors = EXCLUDED.vectors, context_vectors = EXCLUDED.context_vectors,
+    context_of = EXCLUDED.context_of
+"""
+# A reading in context holds the words of the memory it was read after: when that one is
+# forgotten or retained again, the reading goes.
+DROP_READINGS_AFTER = """
+UPDATE memory_token_vectors SET context_vectors = NULL, context_of = NULL
+WHERE bank_id = %(bank)s AND context_of = ANY(%(ids)s)
 """
 
 
@@ -201,16 +205,24 @@ def retain_plan(
     yield Statement(_UPSERT_UNIT, rows, "many")
     if existing:
         yield Statement(_DROP_TOKEN_VECTORS, {**bank, "ids": sorted(existing)}, "none")
+        yield Statement(DROP_READINGS_AFTER, {**bank, "ids": sorted(existing)}, "none")
     if token_vectors is not None:
-        vector_rows = [
-            {**bank, "id": p.id, "vectors": token_vectors[p.index]}
-            | ({} if in_context is None else {"context_vectors": in_context[p.index]})
-            for p in prepared
-            if token_vectors[p.index] is not None
-        ]
-        insert = _INSERT_TOKEN_VECTORS if in_context is None else _INSERT_TOKEN_VECTORS_IN_CONTEXT
+        after = previous_ids(prepared)
+        vector_rows = []
+        for p in prepared:
+            read = None if in_context is None else in_context[p.index]
+            if token_vectors[p.index] is not None:
+                vector_rows.append(
+                    {
+                        **bank,
+                        "id": p.id,
+                        "vectors": token_vectors[p.index],
+                        "context_vectors": read,
+                        "context_of": None if read is None else after.get(p.index),
+                    }
+                )
         if vector_rows:
-            yield Statement(insert, vector_rows, "many")
+            yield Statement(_INSERT_TOKEN_VECTORS, vector_rows, "many")
     yield from derive(bank_id, prepared, settings, old_entity_ids)
     return RetainResult(
         bank_id=bank_id,

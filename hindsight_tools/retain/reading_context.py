@@ -10,8 +10,16 @@ reading in context alone: alone it wins single-fact questions and loses the ques
 answer is several memories that each name the thing asked about, which their neighbours
 then crowd out (docs/decisions/2026-12-07-memories-read-in-their-conversation.md).
 
-Only the calls' own order is known: the first item of a call, and an item retained alone,
-have nothing before them.
+Only the calls' own order is known: the first item of a retain call or of an import's
+batch (of the new memories it writes), and an item retained alone, have nothing before
+them. An item with a ``chunk`` and no ``document_id`` is given a document only when it is
+written, after this reading, and so has none either. The memory a reading was made after
+is stored with it (``context_of``): forgetting that memory, or retaining it again, drops
+the reading, which holds that memory's words.
+
+The cut of the previous memory counts characters: about 75 tokens of English, which leaves
+most of the 128 tokens scored to the memory itself; in a script of about one token a
+character it takes most of them.
 """
 
 from __future__ import annotations
@@ -19,25 +27,38 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hindsight_tools.models import MemoryItem
+from hindsight_tools.retain.units import PreparedItem
 
 # The reading in context is encoded like any memory, over its first 256 tokens and scored
 # on its first 128: a long previous memory is cut so that the memory itself stays inside.
 PREVIOUS_MAX_CHARS = 300
 
 
-def previous_texts(items: Sequence[MemoryItem]) -> list[str | None]:
-    """For each item, the text of the nearest item before it with the same
+def previous_positions(items: Sequence[MemoryItem]) -> list[int | None]:
+    """For each item, the position of the nearest item before it with the same
     ``document_id``; None for an item without a document or first of its document."""
-    last: dict[str, str] = {}
-    found: list[str | None] = []
-    for item in items:
+    last: dict[str, int] = {}
+    found: list[int | None] = []
+    for position, item in enumerate(items):
         document = item.document_id
         found.append(None if document is None else last.get(document))
         if document is not None:
-            last[document] = item.text
+            last[document] = position
     return found
 
 
 def read_after(previous: str, text: str) -> str:
     """The text encoded for a memory read after ``previous``."""
     return f"{previous[:PREVIOUS_MAX_CHARS]}\n{text}"
+
+
+def previous_ids(prepared: Sequence[PreparedItem]) -> dict[int, str]:
+    """By item index, the id of the item each follows in its document (see
+    :func:`previous_positions`), for the items that follow one."""
+    ordered = sorted(prepared, key=lambda p: p.index)
+    before = previous_positions([p.item for p in ordered])
+    return {
+        p.index: ordered[position].id
+        for p, position in zip(ordered, before, strict=True)
+        if position is not None
+    }
