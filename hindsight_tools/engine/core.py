@@ -308,10 +308,11 @@ class EngineCore:
         if not self.settings.late_interaction_context:
             return embeddings, own, None
         previous = previous_positions(items)
-        followers = [i for i in positions if previous[i] is not None]
+        pairs = [(i, before) for i in positions if (before := previous[i]) is not None]
         read = late.encode_documents(
-            [read_after(items[previous[i] or 0].text, items[i].text) for i in followers]
+            [read_after(items[before].text, items[i].text) for i, before in pairs]
         )
+        followers = [i for i, _ in pairs]
         return embeddings, own, place_token_vectors(len(items), read, followers)
 
     def backfill_program(self, bank_id: str | None, batch: int) -> Program[int]:

@@ -39,7 +39,7 @@ from hindsight_tools.retain.plans import (
     existing_ids_plan,
     write_sources,
 )
-from hindsight_tools.retain.reading_context import previous_ids
+from hindsight_tools.retain.reading_context import stored_readings
 from hindsight_tools.retain.timeline import Timeline
 from hindsight_tools.retain.units import PreparedItem, prepare_items, with_content_ids
 from hindsight_tools.runtime.plan import Plan, Statement
@@ -381,8 +381,8 @@ def import_plan(
             found = None
     yield from write_sources(bank_id, prepared)
     yield Statement(_STAGE, None, "none")
-    after = previous_ids(prepared)
-    rows = [_stage_row(p, embeddings[p.index], token_vectors, in_context, after) for p in prepared]
+    readings = stored_readings(prepared, in_context)
+    rows = [_stage_row(p, embeddings[p.index], token_vectors, readings) for p in prepared]
     yield Statement(_COPY, rows, "copy", copy_types=_STAGE_TYPES)
     language = settings.text_search_extension_native_language
     written = yield Statement(_INSERT_UNITS, {"bank": bank_id, "language": language})
@@ -406,10 +406,9 @@ def _stage_row(
     p: PreparedItem,
     embedding: Any,
     token_vectors: Sequence[bytes | None] | None,
-    in_context: Sequence[bytes | None] | None,
-    after: Mapping[int, str],
+    readings: Mapping[int, tuple[bytes, str]],
 ) -> tuple[Any, ...]:
-    read = None if in_context is None else in_context[p.index]
+    read, read_after = readings.get(p.index, (None, None))
     item = p.item
     return (
         p.index,
@@ -429,5 +428,5 @@ def _stage_row(
         " ".join(p.entities),
         None if token_vectors is None else token_vectors[p.index],
         read,
-        None if read is None else after.get(p.index),
+        read_after,
     )

@@ -18,7 +18,7 @@ from psycopg.types.json import Json
 from hindsight_tools.encoders.embedding import Vectors
 from hindsight_tools.models import RetainResult
 from hindsight_tools.retain import links
-from hindsight_tools.retain.reading_context import previous_ids
+from hindsight_tools.retain.reading_context import stored_readings
 from hindsight_tools.retain.units import PreparedItem, entity_key
 from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.settings import Settings
@@ -207,20 +207,18 @@ def retain_plan(
         yield Statement(_DROP_TOKEN_VECTORS, {**bank, "ids": sorted(existing)}, "none")
         yield Statement(DROP_READINGS_AFTER, {**bank, "ids": sorted(existing)}, "none")
     if token_vectors is not None:
-        after = previous_ids(prepared)
-        vector_rows = []
-        for p in prepared:
-            read = None if in_context is None else in_context[p.index]
-            if token_vectors[p.index] is not None:
-                vector_rows.append(
-                    {
-                        **bank,
-                        "id": p.id,
-                        "vectors": token_vectors[p.index],
-                        "context_vectors": read,
-                        "context_of": None if read is None else after.get(p.index),
-                    }
-                )
+        readings = stored_readings(prepared, in_context)
+        vector_rows = [
+            {
+                **bank,
+                "id": p.id,
+                "vectors": token_vectors[p.index],
+                "context_vectors": readings.get(p.index, (None, None))[0],
+                "context_of": readings.get(p.index, (None, None))[1],
+            }
+            for p in prepared
+            if token_vectors[p.index] is not None
+        ]
         if vector_rows:
             yield Statement(_INSERT_TOKEN_VECTORS, vector_rows, "many")
     yield from derive(bank_id, prepared, settings, old_entity_ids)

@@ -30,7 +30,8 @@ from hindsight_tools.models import MemoryItem
 from hindsight_tools.retain.units import PreparedItem
 
 # The reading in context is encoded like any memory, over its first 256 tokens and scored
-# on its first 128: a long previous memory is cut so that the memory itself stays inside.
+# on its first 128: a long previous memory is cut so that, in English, most of those are
+# the memory's own.
 PREVIOUS_MAX_CHARS = 300
 
 
@@ -52,13 +53,18 @@ def read_after(previous: str, text: str) -> str:
     return f"{previous[:PREVIOUS_MAX_CHARS]}\n{text}"
 
 
-def previous_ids(prepared: Sequence[PreparedItem]) -> dict[int, str]:
-    """By item index, the id of the item each follows in its document (see
-    :func:`previous_positions`), for the items that follow one."""
+def stored_readings(
+    prepared: Sequence[PreparedItem], in_context: Sequence[bytes | None] | None
+) -> dict[int, tuple[bytes, str]]:
+    """By item index, for each item that has a reading in context (``in_context``, by
+    index), that reading and the id of the memory it was read after: what is stored as
+    ``context_vectors`` and ``context_of``."""
+    if in_context is None:
+        return {}
     ordered = sorted(prepared, key=lambda p: p.index)
     before = previous_positions([p.item for p in ordered])
     return {
-        p.index: ordered[position].id
+        p.index: (read, ordered[position].id)
         for p, position in zip(ordered, before, strict=True)
-        if position is not None
+        if position is not None and (read := in_context[p.index]) is not None
     }
