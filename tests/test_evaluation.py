@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import psycopg
 import pytest
 
 from hindsight_tools import InvalidRequestError, MemoryEngine
@@ -365,3 +367,30 @@ def test_run_eval_keeps_a_message_longer_than_the_store_takes(engine: MemoryEngi
     assert sorted(len(m.text) for m in stored) == [len(items[1]["text"]), limit]
     assert report.questions[0].ranked[0] == "D1:1"
     assert "1 cut to the store's text limit" in format_report(report)
+
+
+def test_run_eval_retained_turn_by_turn_ranks_as_in_batches(
+    engine: MemoryEngine, db: psycopg.Connection[tuple[Any, ...]], tmp_path: Path
+) -> None:
+    write_locomo(tmp_path, "conv-a")
+    dataset = load_dataset(tmp_path)
+    documents = {item["document_id"] for item in dataset.banks[0].items}
+    prefix = f"eval-{uuid.uuid4().hex[:8]}-"
+    try:
+        with pytest.raises(InvalidRequestError, match="retain_batch"):
+            run_eval(engine, dataset, progress=False, bank_prefix=prefix, retain_batch=0)
+        batched = run_eval(engine, dataset, progress=False, bank_prefix=prefix)
+        turn_by_turn = run_eval(engine, dataset, progress=False, bank_prefix=prefix, retain_batch=1)
+        read_after = db.execute(
+            "SELECT count(context_of) FROM memory_token_vectors WHERE bank_id = %s",
+            (prefix + "conv-a",),
+        ).fetchone()
+    finally:
+        engine.delete_bank(prefix + "conv-a")
+
+    # the same turns found (neighbours' order may swap: a batch is encoded with padding)
+    assert turn_by_turn.overall.recall == batched.overall.recall
+    assert [q.ranked[0] for q in turn_by_turn.questions] == [q.ranked[0] for q in batched.questions]
+    # each turn but a session's first was read after the turn before it, though each came
+    # in a call of its own
+    assert read_after == (len(MEMORIES) - len(documents),)

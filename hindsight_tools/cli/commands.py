@@ -142,6 +142,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="keep the banks retained by an earlier run (a bank not there yet is retained)",
     )
+    evaluate.add_argument(
+        "--retain-batch",
+        type=positive_int,
+        default=256,
+        help="memories per retain call (>= 1; 1 retains as an agent does, turn by turn)",
+    )
     evaluate.add_argument("--json", type=Path, help="also write the full report here")
 
     mcp = commands.add_parser(
@@ -352,6 +358,7 @@ def _evaluate(args: argparse.Namespace) -> None:
             banks=args.banks,
             limit=args.limit,
             fresh=not args.reuse,
+            retain_batch=args.retain_batch,
         )
     print(
         f"arms: {', '.join(settings.recall_arms)}; keyword backend: "

@@ -44,8 +44,14 @@ from hindsight_tools.recall.pipeline import RecallServices, recall_program
 from hindsight_tools.recall.rerank.base import PassthroughReranker, RerankChain, Reranker
 from hindsight_tools.recall.rerank.providers import build_rerank_chain
 from hindsight_tools.retain.bulk import BatchReader, Encoded, import_batches
+from hindsight_tools.retain.document_order import stored_before_plan
 from hindsight_tools.retain.plans import LOCK_BANK, retain_plan
-from hindsight_tools.retain.reading_context import previous_positions, read_after
+from hindsight_tools.retain.reading_context import (
+    Before,
+    firsts_of_documents,
+    memories_before,
+    read_after,
+)
 from hindsight_tools.retain.token_vectors import (
     missing_token_vectors_plan,
     store_token_vectors_plan,
@@ -182,13 +188,24 @@ class EngineCore:
         parsed = parse_items(items, self.settings)
         self._check_embeddings(parsed, None, 0)
         prepared = prepare_items(parsed, self.entity_extractor)
+        before: dict[int, Before] = {}
+        members = [(p.id, p.document_id) for p in prepared]
+        if self.reads_in_context and firsts_of_documents(members):
+            found: ParallelResult = yield Parallel({"before": stored_before_plan(bank_id, members)})
+            before = memories_before(prepared, found["before"][0])
         embeddings, token_vectors, in_context = yield Blocking(
-            functools.partial(self.encode, parsed)
+            functools.partial(self.encode, parsed, before)
         )
         done: ParallelResult = yield Parallel(
             {
                 "retain": retain_plan(
-                    bank_id, prepared, embeddings, self.settings, token_vectors, in_context
+                    bank_id,
+                    prepared,
+                    embeddings,
+                    self.settings,
+                    token_vectors,
+                    in_context,
+                    before,
                 )
             }
         )
@@ -284,11 +301,16 @@ class EngineCore:
             first_index,
         )
 
-    def encode(self, items: Sequence[MemoryItem]) -> Encoded:
+    @property
+    def reads_in_context(self) -> bool:
+        """Whether memories are also read after the memory before them in their document."""
+        return self.late_interaction is not None and self.settings.late_interaction_context
+
+    def encode(self, items: Sequence[MemoryItem], before: Mapping[int, Before]) -> Encoded:
         """Embeddings for every item (given or encoded), late-interaction vectors for the
-        encoded ones, and for those of them that follow another item of their document,
-        their reading after it (:mod:`~hindsight_tools.retain.reading_context`): blocking,
-        the models' work."""
+        encoded ones, and for those of them read after another memory (``before``, by
+        index), their reading after it (:mod:`~hindsight_tools.retain.reading_context`):
+        blocking, the models' work."""
         positions = to_encode(items)
         texts = [items[i].text for i in positions]
         dimension = self.embedder.dimension
@@ -307,12 +329,8 @@ class EngineCore:
         own = place_token_vectors(len(items), documents, positions)
         if not self.settings.late_interaction_context:
             return embeddings, own, None
-        previous = previous_positions(items)
-        pairs = [(i, before) for i in positions if (before := previous[i]) is not None]
-        read = late.encode_documents(
-            [read_after(items[before].text, items[i].text) for i, before in pairs]
-        )
-        followers = [i for i, _ in pairs]
+        followers = [i for i in positions if i in before]
+        read = late.encode_documents([read_after(before[i].text, items[i].text) for i in followers])
         return embeddings, own, place_token_vectors(len(items), read, followers)
 
     def backfill_program(self, bank_id: str | None, batch: int) -> Program[int]:

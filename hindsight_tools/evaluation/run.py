@@ -43,7 +43,11 @@ def _select(dataset: Dataset, banks: Sequence[str] | None) -> list[BankData]:
 
 
 def _retain_all(
-    engine: MemoryEngine, selected: Sequence[BankData], prefix: str, progress: bool
+    engine: MemoryEngine,
+    selected: Sequence[BankData],
+    prefix: str,
+    progress: bool,
+    batch_size: int,
 ) -> RetainStats:
     from tqdm import tqdm
 
@@ -61,7 +65,7 @@ def _retain_all(
             items = [within_text_limit(item, limit) for item in data.items]
             cut += sum(1 for item, kept in zip(data.items, items, strict=True) if item is not kept)
             batches = iter(items)
-            while batch := list(islice(batches, RETAIN_BATCH)):
+            while batch := list(islice(batches, batch_size)):
                 started = time.perf_counter()
                 engine.retain(bank_id, batch)
                 seconds += time.perf_counter() - started
@@ -119,9 +123,11 @@ def run_eval(
     progress: bool = True,
     recall_options: Mapping[str, Any] | None = None,
     bank_prefix: str = EVAL_BANK_PREFIX,
+    retain_batch: int = RETAIN_BATCH,
 ) -> Report:
-    """Retain (when ``fresh``) each conversation into ``bank_prefix + bank``, ask its
-    questions (at most ``limit`` per bank), and score them.
+    """Retain (when ``fresh``) each conversation into ``bank_prefix + bank``,
+    ``retain_batch`` memories a call, ask its questions (at most ``limit`` per bank), and
+    score them.
 
     ``recall_options`` are passed to ``engine.recall`` and win over this function's own
     (``budget``, ``max_tokens``, ``query_timestamp``), so a caller can switch arms or
@@ -135,7 +141,11 @@ def run_eval(
         raise InvalidRequestError([FieldProblem("ks", f"must be positive integers, got {ks}")])
     selected = _select(dataset, banks)
     missing = selected if fresh else _not_retained(engine, selected, bank_prefix)
-    retain = _retain_all(engine, missing, bank_prefix, progress) if missing else None
+    if isinstance(retain_batch, bool) or not isinstance(retain_batch, int) or retain_batch < 1:
+        raise InvalidRequestError(
+            [FieldProblem("retain_batch", f"must be a positive integer, got {retain_batch!r}")]
+        )
+    retain = _retain_all(engine, missing, bank_prefix, progress, retain_batch) if missing else None
     options = {"budget": budget, "max_tokens": EVAL_MAX_TOKENS, **(recall_options or {})}
     asked = [(data, data.questions[:limit]) for data in selected]
     _warm_up(engine, bank_prefix, asked, options)

@@ -16,6 +16,7 @@ and otherwise finds them in SQL, as retain does.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -27,6 +28,11 @@ from psycopg.types.json import Json
 from hindsight_tools.encoders.embedding import Vectors
 from hindsight_tools.models import ImportResult, MemoryItem
 from hindsight_tools.query.entities import EntityExtractor
+from hindsight_tools.retain.document_order import (
+    drop_stale_readings_plan,
+    positions_plan,
+    stored_before_plan,
+)
 from hindsight_tools.retain.links import FoundLinks
 from hindsight_tools.retain.neighbours import NeighbourIndex
 from hindsight_tools.retain.plans import (
@@ -39,9 +45,20 @@ from hindsight_tools.retain.plans import (
     existing_ids_plan,
     write_sources,
 )
-from hindsight_tools.retain.reading_context import stored_readings
+from hindsight_tools.retain.reading_context import (
+    Before,
+    firsts_of_documents,
+    last_of_documents,
+    memories_before,
+    stored_readings,
+)
 from hindsight_tools.retain.timeline import Timeline
-from hindsight_tools.retain.units import PreparedItem, prepare_items, with_content_ids
+from hindsight_tools.retain.units import (
+    PreparedItem,
+    document_of,
+    prepare_items,
+    with_content_ids,
+)
 from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.runtime.program import Blocking, Parallel, ParallelResult, Program
 from hindsight_tools.settings import Settings
@@ -54,38 +71,51 @@ T = TypeVar("T")
 # A batch's embeddings, its late-interaction vectors, and those of its memories read after
 # the one before them in their document (None where none were computed).
 Encoded = tuple[Vectors, list[bytes | None] | None, list[bytes | None] | None]
-# A batch ready to write: its rows, its vectors, and its links when found in this process.
-Ready = tuple[list[PreparedItem], Encoded, FoundLinks | None]
+Encode = Callable[[Sequence[MemoryItem], Mapping[int, Before]], Encoded]
+
+
+@dataclass(frozen=True)
+class Ready:
+    """A batch ready to write: its rows, its vectors, its links when found in this process,
+    and the memory each of its memories was read after."""
+
+    prepared: list[PreparedItem]
+    encoded: Encoded
+    found: FoundLinks | None
+    before: dict[int, Before]
+
 
 _STAGE = """
 CREATE TEMP TABLE hindsight_import_stage (
     position integer, id text, text text, context text, fact_type text, embedding vector,
     occurred_start timestamptz, occurred_end timestamptz, mentioned_at timestamptz,
-    tags text[], proof_count integer, document_id text, chunk_id text, metadata json,
-    entity_text text, token_vectors bytea, context_vectors bytea, context_of text
+    tags text[], proof_count integer, document_id text, document_position bigint,
+    chunk_id text, metadata json, entity_text text, token_vectors bytea,
+    context_vectors bytea, context_of text
 ) ON COMMIT DROP
 """
 _COPY = """
 COPY hindsight_import_stage (
     position, id, text, context, fact_type, embedding, occurred_start, occurred_end,
-    mentioned_at, tags, proof_count, document_id, chunk_id, metadata, entity_text,
-    token_vectors, context_vectors, context_of)
+    mentioned_at, tags, proof_count, document_id, document_position, chunk_id, metadata,
+    entity_text, token_vectors, context_vectors, context_of)
 FROM STDIN (FORMAT BINARY)
 """
 # Binary: a vector goes as its 4-byte floats instead of as decimal text.
 _STAGE_TYPES = (
     "int4", "text", "text", "text", "text", "vector", "timestamptz", "timestamptz",
-    "timestamptz", "text[]", "int4", "text", "text", "json", "text", "bytea", "bytea", "text",
+    "timestamptz", "text[]", "int4", "text", "int8", "text", "json", "text", "bytea", "bytea",
+    "text",
 )  # fmt: skip
 # The tsvector is computed once per row (LATERAL) for both the document and its length.
 _INSERT_UNITS = """
 INSERT INTO memory_units (
     bank_id, id, text, context, fact_type, embedding, occurred_start, occurred_end,
-    mentioned_at, tags, proof_count, document_id, chunk_id, metadata, search_vector,
-    search_length)
+    mentioned_at, tags, proof_count, document_id, document_position, chunk_id, metadata,
+    search_vector, search_length)
 SELECT %(bank)s, s.id, s.text, s.context, s.fact_type, s.embedding, s.occurred_start,
-       s.occurred_end, s.mentioned_at, s.tags, s.proof_count, s.document_id, s.chunk_id,
-       s.metadata, d.doc,
+       s.occurred_end, s.mentioned_at, s.tags, s.proof_count, s.document_id,
+       s.document_position, s.chunk_id, s.metadata, d.doc,
        (SELECT coalesce(sum(coalesce(cardinality(t.positions), 1)), 0) FROM unnest(d.doc) t)
 FROM hindsight_import_stage s
 CROSS JOIN LATERAL (
@@ -147,6 +177,8 @@ class _Batch:
     read: int
     fresh: list[MemoryItem]
     positions: list[int]  # of the fresh items in the whole stream
+    # by document, the memory its first fresh item is read after
+    earlier: dict[str, Before]
 
 
 @dataclass(frozen=True)
@@ -169,24 +201,25 @@ class _Held:
 
 def _ready(
     bank_id: str,
-    encode: Callable[[Sequence[MemoryItem]], Encoded],
+    encode: Encode,
     extractor: EntityExtractor,
     held: _Held | None,
     batch: _Batch,
 ) -> Ready:
     prepared = prepare_items(batch.fresh, extractor, batch.positions)
-    encoded = encode(batch.fresh)
+    before = memories_before(prepared, batch.earlier)
+    encoded = encode(batch.fresh, before)
     if held is None:
-        return prepared, encoded, None
+        return Ready(prepared, encoded, None, before)
     ids = [item.id or "" for item in batch.fresh]
     semantic = held.neighbours.add(ids, encoded[0])
     if semantic is None:
-        return prepared, encoded, None
+        return Ready(prepared, encoded, None, before)
     temporal = None
     if held.timeline is not None:
         times = [item.occurred_start or item.mentioned_at for item in batch.fresh]
         temporal = held.timeline.add(ids, times)
-    return prepared, encoded, FoundLinks.of(bank_id, semantic, temporal)
+    return Ready(prepared, encoded, FoundLinks.of(bank_id, semantic, temporal), before)
 
 
 def _held_bank(bank_id: str, settings: Settings) -> Program[tuple[_Held | None, str | None]]:
@@ -229,7 +262,7 @@ def import_batches(
     bank_id: str,
     reader: BatchReader,
     extractor: EntityExtractor,
-    encode: Callable[[Sequence[MemoryItem]], Encoded],
+    encode: Encode,
     settings: Settings,
     progress: Callable[[int], object] | None = None,
     defer_indexes: bool = False,
@@ -260,7 +293,10 @@ def import_batches(
         yield Parallel({"drop": drop_indexes_plan()})
     # Three batches at once: one written, the next encoded, the one after read and checked.
     first = yield Blocking(functools.partial(_captured, reader.next))
-    current = yield from _fresh_batch(bank_id, first, tally, frozenset())
+    # The last memory of each document the import has reached: what the next batch's
+    # first memory of that document is read after.
+    carried: dict[str, Before] = {}
+    current = yield from _fresh_batch(bank_id, first, tally, frozenset(), carried)
     if isinstance(current, _Failed):
         raise current.error
     ready: Ready | _Failed | None = None
@@ -271,21 +307,25 @@ def import_batches(
         read_ahead = yield Blocking(functools.partial(_captured, reader.next))
     while current is not None:
         pending = frozenset(item.id for item in current.fresh if item.id is not None)
-        upcoming = yield from _fresh_batch(bank_id, read_ahead, tally, pending)
+        if isinstance(ready, Ready):
+            carried = last_of_documents(ready.prepared, carried)
+        upcoming = yield from _fresh_batch(bank_id, read_ahead, tally, pending, carried)
         steps: dict[str, Plan[Any] | Blocking] = {}
         prepared: list[PreparedItem] = []
-        if isinstance(ready, tuple) and ready[0]:
-            prepared, (embeddings, token_vectors, in_context), found = ready
+        if isinstance(ready, Ready) and ready.prepared:
+            prepared = ready.prepared
+            embeddings, token_vectors, in_context = ready.encoded
             steps["import"] = import_plan(
                 bank_id,
                 prepared,
                 embeddings,
                 settings,
                 token_vectors,
-                found,
+                ready.found,
                 version,
                 count_totals=tally.batches == 0,
                 in_context=in_context,
+                before=ready.before,
             )
         if isinstance(upcoming, _Batch):
             if upcoming.fresh:
@@ -302,8 +342,8 @@ def import_batches(
             if held is not None and not batch.given_links_used:
                 # the next batch's links were found in the copy that no longer holds
                 held = None
-                if isinstance(next_ready, tuple):
-                    next_ready = (next_ready[0], next_ready[1], None)
+                if isinstance(next_ready, Ready):
+                    next_ready = dataclasses.replace(next_ready, found=None)
             kept = set(batch.ids)
             written = [p.id for p in prepared if p.id in kept]
             tally.imported += len(written)
@@ -335,9 +375,12 @@ def _fresh_batch(
     read: tuple[list[MemoryItem], int] | _Failed | None,
     tally: _Tally,
     pending: frozenset[str],
+    carried: Mapping[str, Before],
 ) -> Program[_Batch | _Failed | None]:
     """The batch ``read`` without the ids the bank holds, the ids of the batch still being
-    written (``pending``) and repeats within itself; None at the end."""
+    written (``pending``) and repeats within itself, with the memory each of its documents
+    follows: ``carried`` from the import's batches before, or else found in the store;
+    None at the end."""
     if read is None or isinstance(read, _Failed):
         return read
     parsed, start = read
@@ -351,7 +394,13 @@ def _fresh_batch(
             fresh.append(item)
             positions.append(start + offset)
     tally.skipped += len(parsed) - len(fresh)
-    return _Batch(len(parsed), fresh, positions)
+    members = [(item.id or "", document_of(item)) for item in fresh]
+    earlier = {d: carried[d] for d in firsts_of_documents(members) if d in carried}
+    unknown = [(i, d) for i, d in members if d is not None and d not in carried]
+    if unknown:
+        stored: ParallelResult = yield Parallel({"before": stored_before_plan(bank_id, unknown)})
+        earlier.update(stored["before"][0])
+    return _Batch(len(parsed), fresh, positions, earlier)
 
 
 def import_plan(
@@ -364,13 +413,15 @@ def import_plan(
     bank_version: str | None = None,
     count_totals: bool = True,
     in_context: Sequence[bytes | None] | None = None,
+    before: Mapping[int, Before] | None = None,
 ) -> Plan[WrittenBatch]:
     """One batch of an import in one transaction: the ids it wrote (a memory another
     writer stored meanwhile is left as that writer stored it). ``found``, the batch's
     links found beforehand, is used only if the bank is as they assumed: as many memories,
     and its row at ``bank_version``, so that nobody else wrote to it since. The bank's
     totals are counted again with ``count_totals``, else grown by the batch's.
-    ``in_context``: late-interaction vectors of memories read after the one before them."""
+    ``in_context``: late-interaction vectors of memories read after the one before them
+    (``before``, by index)."""
     bank = {"bank": bank_id}
     if found is not None:
         # Under the bank's lock (taken again by write_sources, which is harmless) and before
@@ -379,10 +430,15 @@ def import_plan(
         ((size, version),) = yield Statement(BANK_STATE, bank)
         if (size, version) != (found.bank_size, bank_version):
             found = None
+    before = before or {}
     yield from write_sources(bank_id, prepared)
+    positions = yield from positions_plan(bank_id, prepared)
     yield Statement(_STAGE, None, "none")
-    readings = stored_readings(prepared, in_context)
-    rows = [_stage_row(p, embeddings[p.index], token_vectors, readings) for p in prepared]
+    readings = stored_readings(in_context, before)
+    rows = [
+        _stage_row(p, embeddings[p.index], token_vectors, readings, positions.get(p.index))
+        for p in prepared
+    ]
     yield Statement(_COPY, rows, "copy", copy_types=_STAGE_TYPES)
     language = settings.text_search_extension_native_language
     written = yield Statement(_INSERT_UNITS, {"bank": bank_id, "language": language})
@@ -393,6 +449,7 @@ def import_plan(
         return WrittenBatch([], False)
     if token_vectors is not None:
         yield Statement(_INSERT_TOKEN_VECTORS, {"bank": bank_id, "ids": ids}, "none")
+        yield from drop_stale_readings_plan(bank_id, prepared, before)
     kept = set(ids)
     fresh = [p for p in prepared if p.id in kept]
     yield from derive(bank_id, fresh, settings, found=found, added=not count_totals)
@@ -407,6 +464,7 @@ def _stage_row(
     embedding: Any,
     token_vectors: Sequence[bytes | None] | None,
     readings: Mapping[int, tuple[bytes, str]],
+    position: int | None,
 ) -> tuple[Any, ...]:
     read, read_after = readings.get(p.index, (None, None))
     item = p.item
@@ -423,6 +481,7 @@ def _stage_row(
         list(item.tags),
         item.proof_count,
         p.document_id,
+        position,
         p.chunk_id,
         Json(item.metadata),
         " ".join(p.entities),

@@ -8,7 +8,7 @@ statements are parameterised.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,8 @@ from psycopg.types.json import Json
 from hindsight_tools.encoders.embedding import Vectors
 from hindsight_tools.models import RetainResult
 from hindsight_tools.retain import links
-from hindsight_tools.retain.reading_context import stored_readings
+from hindsight_tools.retain.document_order import drop_stale_readings_plan, positions_plan
+from hindsight_tools.retain.reading_context import Before, stored_readings
 from hindsight_tools.retain.units import PreparedItem, entity_key
 from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.settings import Settings
@@ -52,12 +53,12 @@ WHERE bank_id = %(bank)s
 _UPSERT_UNIT = """
 INSERT INTO memory_units (
     bank_id, id, text, context, fact_type, embedding, occurred_start, occurred_end,
-    mentioned_at, tags, proof_count, document_id, chunk_id, metadata, search_vector,
-    search_length)
+    mentioned_at, tags, proof_count, document_id, document_position, chunk_id, metadata,
+    search_vector, search_length)
 VALUES (
     %(bank)s, %(id)s, %(text)s, %(context)s, %(fact_type)s, %(embedding)s, %(occurred_start)s,
     %(occurred_end)s, %(mentioned_at)s, %(tags)s, %(proof_count)s, %(document_id)s,
-    %(chunk_id)s, %(metadata)s,
+    %(document_position)s, %(chunk_id)s, %(metadata)s,
     to_tsvector(%(language)s::regconfig,
                 concat_ws(' ', %(text)s::text, %(context)s::text, %(entity_text)s::text)),
     (SELECT coalesce(sum(coalesce(cardinality(t.positions), 1)), 0)
@@ -68,9 +69,15 @@ ON CONFLICT (bank_id, id) DO UPDATE SET
     embedding = EXCLUDED.embedding, occurred_start = EXCLUDED.occurred_start,
     occurred_end = EXCLUDED.occurred_end, mentioned_at = EXCLUDED.mentioned_at,
     tags = EXCLUDED.tags, proof_count = EXCLUDED.proof_count,
-    document_id = EXCLUDED.document_id, chunk_id = EXCLUDED.chunk_id,
-    metadata = EXCLUDED.metadata, search_vector = EXCLUDED.search_vector,
-    search_length = EXCLUDED.search_length, updated_at = now()
+    document_id = EXCLUDED.document_id,
+    document_position = CASE
+        WHEN memory_units.document_id = EXCLUDED.document_id
+             AND memory_units.document_position IS NOT NULL
+        THEN memory_units.document_position
+        ELSE EXCLUDED.document_position END,
+    chunk_id = EXCLUDED.chunk_id, metadata = EXCLUDED.metadata,
+    search_vector = EXCLUDED.search_vector, search_length = EXCLUDED.search_length,
+    updated_at = now()
 """
 # BM25 statistics: postings and document frequencies move with every (re-)retained memory.
 DROP_TERMS = """
@@ -183,13 +190,17 @@ def retain_plan(
     settings: Settings,
     token_vectors: Sequence[bytes | None] | None = None,
     in_context: Sequence[bytes | None] | None = None,
+    before: Mapping[int, Before] | None = None,
 ) -> Plan[RetainResult]:
     """All writes of one retain call; the caller runs it in a single transaction.
     ``in_context``: each memory's late-interaction vectors read after the memory before it
-    (:mod:`~hindsight_tools.retain.reading_context`), where it has them."""
+    in its document, by index, where it has them; ``before``: that memory
+    (:mod:`~hindsight_tools.retain.reading_context`)."""
     bank = {"bank": bank_id}
     ids = [p.id for p in prepared]
+    before = before or {}
     yield from write_sources(bank_id, prepared)
+    positions = yield from positions_plan(bank_id, prepared)
 
     existing = yield from existing_ids_plan(bank_id, ids)
     old_entity_ids = sorted(
@@ -201,13 +212,16 @@ def retain_plan(
     if existing:
         yield Statement(DROP_TERMS, {**bank, "ids": sorted(existing)}, "none")
         yield Statement(DROP_UNUSED_TERMS, bank, "none")
-    rows = [_unit_params(bank_id, p, embeddings[p.index], settings) for p in prepared]
+    rows = [
+        _unit_params(bank_id, p, embeddings[p.index], settings, positions.get(p.index))
+        for p in prepared
+    ]
     yield Statement(_UPSERT_UNIT, rows, "many")
     if existing:
         yield Statement(_DROP_TOKEN_VECTORS, {**bank, "ids": sorted(existing)}, "none")
         yield Statement(DROP_READINGS_AFTER, {**bank, "ids": sorted(existing)}, "none")
     if token_vectors is not None:
-        readings = stored_readings(prepared, in_context)
+        readings = stored_readings(in_context, before)
         vector_rows = [
             {
                 **bank,
@@ -221,6 +235,7 @@ def retain_plan(
         ]
         if vector_rows:
             yield Statement(_INSERT_TOKEN_VECTORS, vector_rows, "many")
+            yield from drop_stale_readings_plan(bank_id, prepared, before)
     yield from derive(bank_id, prepared, settings, old_entity_ids)
     return RetainResult(
         bank_id=bank_id,
@@ -332,7 +347,7 @@ def derive(
 
 
 def _unit_params(
-    bank_id: str, p: PreparedItem, embedding: Any, settings: Settings
+    bank_id: str, p: PreparedItem, embedding: Any, settings: Settings, position: int | None
 ) -> dict[str, Any]:
     item = p.item
     return {
@@ -348,6 +363,7 @@ def _unit_params(
         "tags": list(item.tags),
         "proof_count": item.proof_count,
         "document_id": p.document_id,
+        "document_position": position,
         "chunk_id": p.chunk_id,
         "metadata": Json(item.metadata),
         "language": settings.text_search_extension_native_language,

@@ -3,19 +3,28 @@
 A turn of a conversation often means little alone: "I've had them for three years now"
 answers "How long have you had your turtles?", and only with that question does it say
 what it is about. Besides its own late-interaction vectors, a memory that follows another
-of the same document in one retain or import call is encoded a second time, read after
-that one (:func:`read_after`), and a recall scores both readings
-(:func:`hindsight_tools.recall.prerank.with_reading_in_context`). Why both and not the
-reading in context alone: alone it wins single-fact questions and loses the questions whose
-answer is several memories that each name the thing asked about, which their neighbours
-then crowd out (docs/decisions/2026-12-07-memories-read-in-their-conversation.md).
+of its document (``document_id``, or for an item that brings only a ``chunk``, the
+chunk's) is encoded a second time, read after that one (:func:`read_after`), and a recall
+scores both readings (:func:`hindsight_tools.recall.prerank.with_reading_in_context`).
+Why both and not the reading in context alone: alone it wins single-fact questions and
+loses the questions whose answer is several memories that each name the thing asked
+about, which their neighbours then crowd out
+(docs/decisions/2026-12-07-memories-read-in-their-conversation.md).
 
-Only the calls' own order is known: the first item of a retain call or of an import's
-batch (of the new memories it writes), and an item retained alone, have nothing before
-them. An item with a ``chunk`` and no ``document_id`` is given a document only when it is
-written, after this reading, and so has none either. The memory a reading was made after
-is stored with it (``context_of``): forgetting that memory, or retaining it again, drops
-the reading, which holds that memory's words.
+A memory's document gives the order: each memory is stored with its position in its
+document (``document_position``, growing with every call that adds to the document), so
+the memory before the first item of a call is found in the store
+(:mod:`~hindsight_tools.retain.document_order`), and an agent that retains a conversation a
+message at a time reads each message after the one before, as a batch retain of the same
+messages would. A memory retained again keeps its place in its document and is read after
+the memory stored before that place. An import carries the last memory of each document
+from one batch to the next. Memories stored before the store kept positions (migration
+0014), and items without a document, are never read after.
+
+The memory a reading was made after is stored with it (``context_of``): forgetting that
+memory, or retaining it again, drops the reading, which holds that memory's words. One
+found in the store is checked again when the reading is written, under the bank's lock:
+if it was forgotten or rewritten since it was read, the reading is not kept.
 
 The cut of the previous memory counts characters: about 75 tokens of English, which leaves
 most of the 128 tokens scored to the memory itself; in a script of about one token a
@@ -24,9 +33,9 @@ character it takes most of them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
-from hindsight_tools.models import MemoryItem
 from hindsight_tools.retain.units import PreparedItem
 
 # The reading in context is encoded like any memory, over its first 256 tokens and scored
@@ -35,17 +44,73 @@ from hindsight_tools.retain.units import PreparedItem
 PREVIOUS_MAX_CHARS = 300
 
 
-def previous_positions(items: Sequence[MemoryItem]) -> list[int | None]:
-    """For each item, the position of the nearest item before it with the same
-    ``document_id``; None for an item without a document or first of its document."""
+@dataclass(frozen=True)
+class Before:
+    """The memory another is read after: its id, the start of its text that the reading
+    holds, and whether it was found in the store rather than written in the same
+    transaction (then it is checked again when the reading is written)."""
+
+    id: str
+    text: str
+    stored: bool = False
+
+    @classmethod
+    def of(cls, memory_id: str, text: str, stored: bool = False) -> Before:
+        return cls(memory_id, text[:PREVIOUS_MAX_CHARS], stored)
+
+
+def previous_positions(documents: Sequence[str | None]) -> list[int | None]:
+    """For each of a call's items (by its document), the position of the nearest item
+    before it with the same document; None for an item without a document or first of its
+    document."""
     last: dict[str, int] = {}
     found: list[int | None] = []
-    for position, item in enumerate(items):
-        document = item.document_id
+    for position, document in enumerate(documents):
         found.append(None if document is None else last.get(document))
         if document is not None:
             last[document] = position
     return found
+
+
+def firsts_of_documents(members: Iterable[tuple[str, str | None]]) -> dict[str, str]:
+    """Each document of a call's ``(id, document)`` pairs, in the call's order, and the id
+    of its first item: what the memory before is looked up for in the store."""
+    firsts: dict[str, str] = {}
+    for memory_id, document in members:
+        if document is not None:
+            firsts.setdefault(document, memory_id)
+    return firsts
+
+
+def memories_before(
+    prepared: Sequence[PreparedItem], earlier: Mapping[str, Before]
+) -> dict[int, Before]:
+    """By item index, the memory each item is read after: the item before it in its
+    document within the call, or for the first of its document, the memory ``earlier``
+    holds for that document (found in the store, or carried from an import's batch
+    before)."""
+    ordered = sorted(prepared, key=lambda p: p.index)
+    previous = previous_positions([p.document_id for p in ordered])
+    found: dict[int, Before] = {}
+    for p, position in zip(ordered, previous, strict=True):
+        if position is not None:
+            found[p.index] = Before.of(ordered[position].id, ordered[position].item.text)
+        elif p.document_id is not None and p.document_id in earlier:
+            found[p.index] = earlier[p.document_id]
+    return found
+
+
+def last_of_documents(
+    prepared: Sequence[PreparedItem], earlier: Mapping[str, Before]
+) -> dict[str, Before]:
+    """``earlier`` updated with the last memory of each document of ``prepared``: what the
+    next batch of an import is read after. Marked as stored: the next batch is written in
+    its own transaction, after that memory's."""
+    last = dict(earlier)
+    for p in sorted(prepared, key=lambda p: p.index):
+        if p.document_id is not None:
+            last[p.document_id] = Before.of(p.id, p.item.text, stored=True)
+    return last
 
 
 def read_after(previous: str, text: str) -> str:
@@ -54,17 +119,15 @@ def read_after(previous: str, text: str) -> str:
 
 
 def stored_readings(
-    prepared: Sequence[PreparedItem], in_context: Sequence[bytes | None] | None
+    in_context: Sequence[bytes | None] | None, before: Mapping[int, Before]
 ) -> dict[int, tuple[bytes, str]]:
     """By item index, for each item that has a reading in context (``in_context``, by
     index), that reading and the id of the memory it was read after: what is stored as
     ``context_vectors`` and ``context_of``."""
     if in_context is None:
         return {}
-    ordered = sorted(prepared, key=lambda p: p.index)
-    before = previous_positions([p.item for p in ordered])
     return {
-        p.index: (read, ordered[position].id)
-        for p, position in zip(ordered, before, strict=True)
-        if position is not None and (read := in_context[p.index]) is not None
+        index: (read, memory.id)
+        for index, memory in before.items()
+        if (read := in_context[index]) is not None
     }

@@ -42,6 +42,14 @@ def document_id_for_chunk(chunk_text: str) -> str:
     return f"doc-{hashlib.sha256(chunk_text.encode()).hexdigest()[:32]}"
 
 
+def document_of(item: MemoryItem) -> str | None:
+    """The document an item belongs to: its own, or for one that brings only a chunk, the
+    chunk's."""
+    if item.document_id is None and item.chunk is not None:
+        return document_id_for_chunk(item.chunk)
+    return item.document_id
+
+
 def content_id(item: MemoryItem) -> str:
     """An id from everything the item says, for an import's items that bring none: running
     the same import again finds them stored and skips them."""
@@ -81,9 +89,7 @@ def prepare_items(
             key = entity_key(name)
             if key:
                 unique.setdefault(key, " ".join(name.split()))
-        document_id = item.document_id
-        if item.chunk is not None and document_id is None:
-            document_id = document_id_for_chunk(item.chunk)
+        document_id = document_of(item)
         chunk_id = None
         if item.chunk is not None and document_id is not None:
             chunk_id = chunk_id_for(document_id, item.chunk)

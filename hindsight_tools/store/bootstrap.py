@@ -38,6 +38,7 @@ MIGRATIONS = (
     (11, "0011_postings_and_mentions_without_foreign_keys.sql"),
     (12, "0012_analyze_after_one_percent.sql"),
     (13, "0013_token_vectors_in_context.sql"),
+    (14, "0014_document_positions.sql"),
 )
 # Arbitrary constant: serialises concurrent migrations from several processes.
 _MIGRATIONS_PACKAGE = "hindsight_tools.store.migrations"

@@ -1,0 +1,201 @@
+"""A memory is read after the memory before it in its document however the document was
+retained: a message at a time, in one call, or imported in batches; on the real model and
+PostgreSQL. And what is read after a stored memory is checked again when it is written."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import psycopg
+import pytest
+
+from hindsight_tools import AsyncMemoryEngine, MemoryEngine, MemoryItem, Settings
+from hindsight_tools.retain.document_order import following_positions
+from hindsight_tools.retain.reading_context import (
+    PREVIOUS_MAX_CHARS,
+    Before,
+    firsts_of_documents,
+    last_of_documents,
+    memories_before,
+)
+from hindsight_tools.retain.units import PreparedItem, prepare_items
+
+Conn = psycopg.Connection[tuple[Any, ...]]
+
+# Two conversations interleaved, as an agent talking in two threads would retain them.
+TURNS: list[dict[str, Any]] = [
+    {"id": "q", "text": "Joanna: How long have you had your turtles?", "document_id": "s1"},
+    {"id": "x", "text": "Nate: I won my first gaming tournament.", "document_id": "s2"},
+    {"id": "a", "text": "Nate: I've had them for three years now!", "document_id": "s1"},
+    {"id": "y", "text": "Joanna: Which game was it?", "document_id": "s2"},
+    {"id": "b", "text": "Nate: They love the sunny spot by the window.", "document_id": "s1"},
+]
+READ_AFTER = {"q": None, "x": None, "a": "q", "y": "x", "b": "a"}
+
+
+def readings(db: Conn, bank: str) -> dict[str, tuple[str | None, bytes | None]]:
+    rows = db.execute(
+        "SELECT id, context_of, context_vectors FROM memory_token_vectors WHERE bank_id = %s",
+        (bank,),
+    ).fetchall()
+    return {r[0]: (r[1], None if r[2] is None else bytes(r[2])) for r in rows}
+
+
+def read_after_whom(db: Conn, bank: str) -> dict[str, str | None]:
+    return {memory: of for memory, (of, _) in readings(db, bank).items()}
+
+
+def same_readings(engine: MemoryEngine, db: Conn, bank: str, other: str) -> None:
+    """``bank`` and ``other`` hold the same readings in context: read after the same
+    memories, and scoring a question alike (a batch is encoded with padding, so its int8
+    vectors differ from a lone text's in the last bit)."""
+    late = engine._core.late_interaction
+    assert late is not None
+    query = late.encode_query("How long has Nate had his turtles, and where do they sit?")
+    mine, theirs = readings(db, bank), readings(db, other)
+    assert read_after_whom(db, bank) == read_after_whom(db, other)
+    for memory, (of, vectors) in mine.items():
+        if of is None:
+            continue
+        other_vectors = theirs[memory][1]
+        assert vectors is not None and other_vectors is not None
+        score, other_score = late.score(query, [vectors, other_vectors])
+        assert score == pytest.approx(other_score, abs=0.01), memory
+
+
+def positions(db: Conn, bank: str) -> dict[str, int | None]:
+    rows = db.execute(
+        "SELECT id, document_position FROM memory_units WHERE bank_id = %s", (bank,)
+    ).fetchall()
+    return {r[0]: r[1] for r in rows}
+
+
+def prepared(documents: Sequence[str | None]) -> list[PreparedItem]:
+    items = [
+        MemoryItem(id=f"m{i}", text=f"text {i}", document_id=document)
+        for i, document in enumerate(documents)
+    ]
+    return prepare_items(items, lambda _: [])
+
+
+def test_positions_follow_each_document_end_in_the_call_order() -> None:
+    batch = prepared(["a", None, "b", "a", "a"])
+    assert following_positions(batch, {"a": 7}) == {0: 8, 2: 1, 3: 9, 4: 10}
+
+
+def test_a_call_first_item_of_a_document_is_read_after_the_memory_found_before_it() -> None:
+    batch = prepared(["a", "b", "a", None])
+    stored = Before.of("old", "o" * 1_000, stored=True)
+    assert firsts_of_documents((p.id, p.document_id) for p in batch) == {"a": "m0", "b": "m1"}
+    before = memories_before(batch, {"a": stored})
+    assert before == {0: stored, 2: Before("m0", "text 0")}
+    assert len(stored.text) == PREVIOUS_MAX_CHARS  # only the words the reading holds
+
+    # an import's next batch follows this one's last memory of each document
+    carried = last_of_documents(batch, {"c": stored})
+    assert carried == {
+        "a": Before("m2", "text 2", stored=True),
+        "b": Before("m1", "text 1", stored=True),
+        "c": stored,
+    }
+
+
+def test_a_message_at_a_time_is_read_as_one_call_reads_it(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    for turn in TURNS:
+        engine.retain(bank, [turn])
+    one_call = f"{bank}-whole"
+    try:
+        engine.retain(one_call, TURNS)
+        assert read_after_whom(db, bank) == READ_AFTER
+        same_readings(engine, db, bank, one_call)
+    finally:
+        engine.delete_bank(one_call)
+    assert positions(db, bank) == {"q": 1, "x": 1, "a": 2, "y": 2, "b": 3}
+
+
+def test_a_memory_retained_again_keeps_its_place_and_is_read_after_the_one_before_it(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    engine.retain(bank, TURNS[:3])
+    engine.retain(bank, TURNS[3:])
+    engine.retain(bank, [{**TURNS[2], "text": "Nate: I've had them for four years now!"}])
+    assert positions(db, bank) == {"q": 1, "x": 1, "a": 2, "y": 2, "b": 3}
+    # not after b, the last of its document, but after q, before its place; and b, read
+    # after a's old words, has lost its reading
+    assert read_after_whom(db, bank) == {**READ_AFTER, "b": None}
+
+    # moved to another document, it goes to that document's end
+    engine.retain(bank, [{**TURNS[2], "document_id": "s2"}])
+    assert positions(db, bank)["a"] == 3
+    assert read_after_whom(db, bank)["a"] == "y"
+
+
+def test_memories_stored_without_a_position_are_never_read_after(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    engine.retain(bank, TURNS[:1])
+    # as a memory stored before the store kept positions
+    db.execute("UPDATE memory_units SET document_position = NULL WHERE bank_id = %s", (bank,))
+    engine.retain(bank, [TURNS[2]])
+    assert read_after_whom(db, bank) == {"q": None, "a": None}
+    assert positions(db, bank) == {"q": None, "a": 1}
+
+
+@pytest.mark.parametrize("change", ["forgotten", "rewritten"])
+def test_a_memory_changed_between_reading_and_writing_leaves_no_reading(
+    engine: MemoryEngine, bank: str, db: Conn, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    engine.retain(bank, TURNS[:1])
+    core = engine._core
+    encode = core.encode
+
+    def meanwhile(items: Sequence[MemoryItem], before: Mapping[int, Before]) -> Any:
+        # another writer, after the memory before was read and before the write
+        monkeypatch.setattr(core, "encode", encode)
+        if change == "forgotten":
+            engine.delete_memories(bank, ["q"])
+        else:
+            engine.retain(bank, [{**TURNS[0], "text": "Joanna: Do you still paint?"}])
+        return encode(items, before)
+
+    monkeypatch.setattr(core, "encode", meanwhile)
+    engine.retain(bank, [TURNS[2]])
+    assert read_after_whom(db, bank)["a"] is None
+    assert readings(db, bank)["a"][1] is None
+
+    # with nothing changed meanwhile, the reading after a stored memory is kept
+    engine.retain(bank, [TURNS[4]])
+    assert read_after_whom(db, bank)["b"] == "a"
+    assert readings(db, bank)["b"][1] is not None
+
+
+def test_an_import_reads_across_its_batches_and_after_what_the_bank_held(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    engine.retain(bank, TURNS[:1])
+    engine.import_memories(bank, TURNS[1:], batch_size=1)
+    assert read_after_whom(db, bank) == READ_AFTER
+    assert positions(db, bank) == {"q": 1, "x": 1, "a": 2, "y": 2, "b": 3}
+
+    one_call = f"{bank}-whole"
+    try:
+        engine.retain(one_call, TURNS)
+        same_readings(engine, db, bank, one_call)
+    finally:
+        engine.delete_bank(one_call)
+
+
+def test_the_async_engine_reads_a_message_after_the_one_stored_before(
+    engine: MemoryEngine, settings: Settings, bank: str, db: Conn
+) -> None:
+    async def scenario() -> None:
+        async with AsyncMemoryEngine(engine.database_url, settings=settings) as aengine:
+            for turn in TURNS:
+                await aengine.retain(bank, [turn])
+
+    asyncio.run(scenario())
+    assert read_after_whom(db, bank) == READ_AFTER
