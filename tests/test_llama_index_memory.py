@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import psycopg
 import pytest
 from llama_index.core.agent.workflow import AgentOutput, FunctionAgent
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
@@ -212,6 +213,25 @@ async def test_hindsight_memory_retains_every_turn_at_once(engine: MemoryEngine,
     assert "Which city" not in system
     assert await memory.aget_all() == messages[1:]
     assert len(stored(engine, bank)) == 3
+
+
+async def test_a_session_put_a_message_at_a_time_is_read_as_a_conversation(
+    engine: MemoryEngine, bank: str, db: psycopg.Connection[tuple[Any, ...]]
+) -> None:
+    memory = HindsightMemory(engine=engine, bank_id=bank)
+    await memory.aput(user("How long have you had your turtles?"))
+    await memory.aput(assistant("Three years now, and they love the sunny window."))
+    kept = stored(engine, bank)
+    question = kept["user: How long have you had your turtles?"]
+    answer = kept["assistant: Three years now, and they love the sunny window."]
+    assert question.document_id == answer.document_id == memory.session_id
+    # the answer, put in a call of its own, was read after the question
+    read_after = db.execute(
+        "SELECT id, context_of FROM memory_token_vectors WHERE bank_id = %s", (bank,)
+    ).fetchall()
+    assert dict(read_after) == {question.id: None, answer.id: question.id}
+    # and the session can be forgotten as one document
+    assert engine.delete_document(bank, memory.session_id) == 2
 
 
 async def test_get_recalls_for_the_given_input(engine: MemoryEngine, bank: str) -> None:

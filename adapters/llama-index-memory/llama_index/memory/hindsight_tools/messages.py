@@ -110,6 +110,9 @@ def memory_items(
                 fact_type=FACT_TYPES.get(role, "world"),
                 context=f"chat message from {speaker} ({role})",
                 mentioned_at=stamp or now,
+                # the session is the conversation: each message is also read after the one
+                # before it, though put one at a time
+                document_id=session,
                 metadata=metadata,
             )
         )
