@@ -10,9 +10,14 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg import sql
 
 from hindsight_tools import AsyncMemoryEngine, MemoryEngine, MemoryItem, Settings
-from hindsight_tools.retain.document_order import following_positions
+from hindsight_tools.retain.document_order import (
+    drop_stale_readings_plan,
+    following_positions,
+    stored_before_plan,
+)
 from hindsight_tools.retain.reading_context import (
     PREVIOUS_MAX_CHARS,
     Before,
@@ -21,6 +26,7 @@ from hindsight_tools.retain.reading_context import (
     memories_before,
 )
 from hindsight_tools.retain.units import PreparedItem, prepare_items
+from hindsight_tools.runtime.plan import run_plan
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
@@ -94,11 +100,9 @@ def test_a_call_first_item_of_a_document_is_read_after_the_memory_found_before_i
     assert len(stored.text) == PREVIOUS_MAX_CHARS  # only the words the reading holds
 
     # an import's next batch follows this one's last memory of each document
-    carried = last_of_documents(batch, {"c": stored})
-    assert carried == {
+    assert last_of_documents(batch) == {
         "a": Before("m2", "text 2", stored=True),
         "b": Before("m1", "text 1", stored=True),
-        "c": stored,
     }
 
 
@@ -187,6 +191,97 @@ def test_an_import_reads_across_its_batches_and_after_what_the_bank_held(
         same_readings(engine, db, bank, one_call)
     finally:
         engine.delete_bank(one_call)
+
+
+def test_an_import_reads_after_the_batch_still_being_written(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    # one conversation in batches of one: each batch is encoded while the one before it,
+    # which holds the memory it is read after, is being written
+    conversation = [turn for turn in TURNS if turn["document_id"] == "s1"]
+    result = engine.import_memories(bank, conversation, batch_size=1)
+    assert result.batches == 3
+    assert read_after_whom(db, bank) == {"q": None, "a": "q", "b": "a"}
+    assert positions(db, bank) == {"q": 1, "a": 2, "b": 3}
+
+
+def test_with_readings_in_context_off_an_import_still_keeps_positions(
+    engine: MemoryEngine, settings: Settings, bank: str, db: Conn
+) -> None:
+    off = settings.model_copy(update={"late_interaction_context": False})
+    with MemoryEngine(engine.database_url, settings=off) as plain:
+        plain.import_memories(bank, TURNS, batch_size=2)
+    assert read_after_whom(db, bank) == dict.fromkeys(READ_AFTER)
+    # turned on later, a retain follows the positions the import kept
+    engine.retain(bank, [{"id": "c", "text": "Nate: Tortoises next?", "document_id": "s1"}])
+    assert read_after_whom(db, bank)["c"] == "b"
+
+
+def test_a_memory_without_a_position_retained_again_takes_the_document_end(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    engine.retain(bank, TURNS[:3])
+    db.execute(
+        "UPDATE memory_units SET document_position = NULL WHERE bank_id = %s AND id = 'q'",
+        (bank,),
+    )
+    engine.retain(bank, [TURNS[0]])
+    assert positions(db, bank)["q"] == 3
+    assert read_after_whom(db, bank)["q"] == "a"
+
+
+def test_items_bringing_only_a_chunk_follow_each_other_across_calls(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    chunk = "Joanna: How long have you had your turtles? Nate: Three years now!"
+    engine.retain(bank, [{"id": "q", "text": TURNS[0]["text"], "chunk": chunk}])
+    engine.retain(bank, [{"id": "a", "text": TURNS[2]["text"], "chunk": chunk}])
+    assert read_after_whom(db, bank) == {"q": None, "a": "q"}
+
+
+def test_a_reading_after_a_memory_the_call_did_not_write_is_checked(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    engine.retain(bank, TURNS[:3])
+    (answer,) = prepare_items([MemoryItem(**TURNS[2])], lambda _: [])
+    with psycopg.connect(engine.database_url) as conn:
+        # read after q's words: q is stored with them, so the reading stays
+        run_plan(
+            conn,
+            drop_stale_readings_plan(
+                bank, [answer], {0: Before.of("q", TURNS[0]["text"])}, written={"a"}
+            ),
+        )
+        conn.commit()
+        assert read_after_whom(db, bank)["a"] == "q"
+        # read after words q doesn't have (another writer's q was stored instead)
+        run_plan(
+            conn,
+            drop_stale_readings_plan(
+                bank, [answer], {0: Before.of("q", "other words")}, written={"a"}
+            ),
+        )
+        conn.commit()
+    assert read_after_whom(db, bank)["a"] is None
+
+
+def test_the_memory_before_is_read_backwards_on_the_document_index(
+    engine: MemoryEngine, bank: str
+) -> None:
+    engine.retain(bank, TURNS)
+    plan = stored_before_plan(bank, [("c", "s1")])
+    stmt = next(plan)
+    plan.close()
+    assert isinstance(stmt.query, str)
+    with psycopg.connect(engine.database_url) as conn:
+        # a five-row bank is cheapest read whole: forbid that, so the plan shows whether
+        # the statement can walk the document's index from its end
+        conn.execute("SET LOCAL enable_seqscan = off")
+        conn.execute("SET LOCAL enable_bitmapscan = off")
+        lines = conn.execute(sql.SQL("EXPLAIN ") + sql.SQL(stmt.query), stmt.params).fetchall()
+        conn.rollback()
+    plan_text = "\n".join(str(line[0]) for line in lines)
+    assert "Index Scan Backward using memory_units_document" in plan_text, plan_text
 
 
 def test_the_async_engine_reads_a_message_after_the_one_stored_before(

@@ -15,6 +15,7 @@ from typing import Any, get_args
 from hindsight_tools.cli.format import format_result
 from hindsight_tools.cli.memories import add_memories_parser, json_object, run_memories
 from hindsight_tools.errors import HindsightError
+from hindsight_tools.evaluation.run import RETAIN_BATCH
 from hindsight_tools.models import FACT_TYPES, Budget, TagsMatch
 from hindsight_tools.recall.arms.base import ARM_ORDER
 from hindsight_tools.settings import Settings
@@ -145,8 +146,8 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--retain-batch",
         type=positive_int,
-        default=256,
-        help="memories per retain call (>= 1; 1 retains as an agent does, turn by turn)",
+        help=f"memories per retain call (>= 1, default {RETAIN_BATCH}; 1 retains turn by "
+        "turn, as an agent does)",
     )
     evaluate.add_argument("--json", type=Path, help="also write the full report here")
 
@@ -358,7 +359,7 @@ def _evaluate(args: argparse.Namespace) -> None:
             banks=args.banks,
             limit=args.limit,
             fresh=not args.reuse,
-            retain_batch=args.retain_batch,
+            **({} if args.retain_batch is None else {"retain_batch": args.retain_batch}),
         )
     print(
         f"arms: {', '.join(settings.recall_arms)}; keyword backend: "

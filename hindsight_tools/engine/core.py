@@ -257,6 +257,7 @@ class EngineCore:
                 self.settings,
                 progress,
                 defer_indexes,
+                read_in_context=self.reads_in_context,
             )
         )
 

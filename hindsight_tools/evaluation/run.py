@@ -139,12 +139,23 @@ def run_eval(
 
     if not ks or min(ks) < 1:
         raise InvalidRequestError([FieldProblem("ks", f"must be positive integers, got {ks}")])
+    most = engine.settings.retain_max_items
+    if (
+        isinstance(retain_batch, bool)
+        or not isinstance(retain_batch, int)
+        or not 1 <= retain_batch <= most
+    ):
+        raise InvalidRequestError(
+            [
+                FieldProblem(
+                    "retain_batch",
+                    f"must be an integer from 1 to {most} (HINDSIGHT_API_RETAIN_MAX_ITEMS), "
+                    f"got {retain_batch!r}",
+                )
+            ]
+        )
     selected = _select(dataset, banks)
     missing = selected if fresh else _not_retained(engine, selected, bank_prefix)
-    if isinstance(retain_batch, bool) or not isinstance(retain_batch, int) or retain_batch < 1:
-        raise InvalidRequestError(
-            [FieldProblem("retain_batch", f"must be a positive integer, got {retain_batch!r}")]
-        )
     retain = _retain_all(engine, missing, bank_prefix, progress, retain_batch) if missing else None
     options = {"budget": budget, "max_tokens": EVAL_MAX_TOKENS, **(recall_options or {})}
     asked = [(data, data.questions[:limit]) for data in selected]

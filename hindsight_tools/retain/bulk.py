@@ -266,6 +266,7 @@ def import_batches(
     settings: Settings,
     progress: Callable[[int], object] | None = None,
     defer_indexes: bool = False,
+    read_in_context: bool = False,
 ) -> Program[ImportResult]:
     """The import as a program: each batch written in its own transaction while the next
     one is encoded and the one after it read, so an import whose items bring no vectors
@@ -280,7 +281,10 @@ def import_batches(
     When reading, checking or encoding a batch fails (a bad item, a failing source, the
     model), the batch before it is written first and the error raised after; a database
     error stops the import where it is. Either way the batches written stay, and running
-    the import again goes on from there."""
+    the import again goes on from there.
+
+    With ``read_in_context``, each memory is also read after the memory before it in its
+    document (:mod:`~hindsight_tools.retain.reading_context`)."""
     tally = _Tally()
     held, version = yield from _held_bank(bank_id, settings)
     # The SQL path of the links walks the vector index: set aside only while it isn't used,
@@ -293,9 +297,9 @@ def import_batches(
         yield Parallel({"drop": drop_indexes_plan()})
     # Three batches at once: one written, the next encoded, the one after read and checked.
     first = yield Blocking(functools.partial(_captured, reader.next))
-    # The last memory of each document the import has reached: what the next batch's
-    # first memory of that document is read after.
-    carried: dict[str, Before] = {}
+    # The last memory of each document of the batch being written, which the store doesn't
+    # hold yet when the next batch is encoded; the batches before it are in the store.
+    carried: dict[str, Before] | None = {} if read_in_context else None
     current = yield from _fresh_batch(bank_id, first, tally, frozenset(), carried)
     if isinstance(current, _Failed):
         raise current.error
@@ -307,8 +311,8 @@ def import_batches(
         read_ahead = yield Blocking(functools.partial(_captured, reader.next))
     while current is not None:
         pending = frozenset(item.id for item in current.fresh if item.id is not None)
-        if isinstance(ready, Ready):
-            carried = last_of_documents(ready.prepared, carried)
+        if carried is not None and isinstance(ready, Ready):
+            carried = last_of_documents(ready.prepared)
         upcoming = yield from _fresh_batch(bank_id, read_ahead, tally, pending, carried)
         steps: dict[str, Plan[Any] | Blocking] = {}
         prepared: list[PreparedItem] = []
@@ -375,12 +379,12 @@ def _fresh_batch(
     read: tuple[list[MemoryItem], int] | _Failed | None,
     tally: _Tally,
     pending: frozenset[str],
-    carried: Mapping[str, Before],
+    carried: Mapping[str, Before] | None,
 ) -> Program[_Batch | _Failed | None]:
     """The batch ``read`` without the ids the bank holds, the ids of the batch still being
     written (``pending``) and repeats within itself, with the memory each of its documents
-    follows: ``carried`` from the import's batches before, or else found in the store;
-    None at the end."""
+    follows (unless ``carried`` is None: nothing is read in context): ``carried`` from the
+    batch before, or else found in the store; None at the end."""
     if read is None or isinstance(read, _Failed):
         return read
     parsed, start = read
@@ -394,6 +398,8 @@ def _fresh_batch(
             fresh.append(item)
             positions.append(start + offset)
     tally.skipped += len(parsed) - len(fresh)
+    if carried is None:
+        return _Batch(len(parsed), fresh, positions, {})
     members = [(item.id or "", document_of(item)) for item in fresh]
     earlier = {d: carried[d] for d in firsts_of_documents(members) if d in carried}
     unknown = [(i, d) for i, d in members if d is not None and d not in carried]
@@ -447,10 +453,12 @@ def import_plan(
         found = None  # links to or from memories another writer holds
     if not ids:
         return WrittenBatch([], False)
+    kept = set(ids)
     if token_vectors is not None:
         yield Statement(_INSERT_TOKEN_VECTORS, {"bank": bank_id, "ids": ids}, "none")
-        yield from drop_stale_readings_plan(bank_id, prepared, before)
-    kept = set(ids)
+        # a memory read after one of this batch that another writer stored first (and
+        # so was not written here) is checked too
+        yield from drop_stale_readings_plan(bank_id, prepared, before, written=kept)
     fresh = [p for p in prepared if p.id in kept]
     yield from derive(bank_id, fresh, settings, found=found, added=not count_totals)
     if found is None:  # the import finds its links in SQL from here on

@@ -8,7 +8,7 @@ All statements are parameterised and filtered on the bank.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from hindsight_tools.retain.reading_context import PREVIOUS_MAX_CHARS, Before, firsts_of_documents
 from hindsight_tools.retain.units import PreparedItem
@@ -103,12 +103,20 @@ def following_positions(
 
 
 def drop_stale_readings_plan(
-    bank_id: str, prepared: Sequence[PreparedItem], before: Mapping[int, Before]
+    bank_id: str,
+    prepared: Sequence[PreparedItem],
+    before: Mapping[int, Before],
+    written: Collection[str] | None = None,
 ) -> Plan[None]:
-    """Drops the readings of ``prepared`` made after a stored memory that was forgotten or
-    rewritten since it was read; the caller runs it after writing them, under the lock."""
+    """Drops the readings of ``prepared`` made after a memory that is not, or no longer,
+    stored with the words read: one found in the store and forgotten or rewritten since, or
+    one of the call's own that the call did not write (``written``: the ids it wrote, when
+    not all). The caller runs it after writing the readings, under the lock."""
     checked = [
-        (p.id, memory) for p in prepared if (memory := before.get(p.index)) and memory.stored
+        (p.id, memory)
+        for p in prepared
+        if (memory := before.get(p.index))
+        and (memory.stored or (written is not None and memory.id not in written))
     ]
     if not checked:
         return

@@ -16,9 +16,11 @@ document (``document_position``, growing with every call that adds to the docume
 the memory before the first item of a call is found in the store
 (:mod:`~hindsight_tools.retain.document_order`), and an agent that retains a conversation a
 message at a time reads each message after the one before, as a batch retain of the same
-messages would. A memory retained again keeps its place in its document and is read after
-the memory stored before that place. An import carries the last memory of each document
-from one batch to the next. Memories stored before the store kept positions (migration
+messages would. A memory retained again keeps its place in its document; first of its
+document in its call, it is read after the memory stored before that place, and otherwise
+after the item before it in the call, as new items are. An import carries the last memory
+of each document from the batch being written to the next, which is encoded meanwhile.
+Memories stored before the store kept positions (migration
 0014), and items without a document, are never read after.
 
 The memory a reading was made after is stored with it (``context_of``): forgetting that
@@ -100,13 +102,11 @@ def memories_before(
     return found
 
 
-def last_of_documents(
-    prepared: Sequence[PreparedItem], earlier: Mapping[str, Before]
-) -> dict[str, Before]:
-    """``earlier`` updated with the last memory of each document of ``prepared``: what the
-    next batch of an import is read after. Marked as stored: the next batch is written in
-    its own transaction, after that memory's."""
-    last = dict(earlier)
+def last_of_documents(prepared: Sequence[PreparedItem]) -> dict[str, Before]:
+    """The last memory of each document of ``prepared``: what the next batch of an import
+    is read after. Marked as stored: the next batch is written in its own transaction,
+    after that memory's, which another writer may have stored first."""
+    last: dict[str, Before] = {}
     for p in sorted(prepared, key=lambda p: p.index):
         if p.document_id is not None:
             last[p.document_id] = Before.of(p.id, p.item.text, stored=True)

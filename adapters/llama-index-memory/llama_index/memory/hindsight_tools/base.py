@@ -38,7 +38,10 @@ class HindsightMemory(BankOptions, BaseMemory):
     )
     session_id: str = Field(
         default_factory=lambda: uuid.uuid4().hex,
-        description="Kept in each memory's metadata; part of its id.",
+        description=(
+            "Kept in each memory's metadata; part of its id; the memories' document, so a "
+            "session's messages are read as one conversation."
+        ),
     )
     chat_history: list[ChatMessage] = Field(
         default_factory=list, description="Every message put since the last reset."

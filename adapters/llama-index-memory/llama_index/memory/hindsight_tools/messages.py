@@ -10,7 +10,7 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock
 from llama_index.core.bridge.pydantic import TypeAdapter, ValidationError
 
 from hindsight_tools import FieldProblem, InvalidRequestError, MemoryItem
-from hindsight_tools.models import FactType, Timestamp
+from hindsight_tools.models import FactType, Identifier, Timestamp
 
 # Where a message may carry the time it was said (llama-index messages have no date field).
 TIMESTAMP_KEY = "timestamp"
@@ -23,6 +23,18 @@ SOURCE = "llama-index-chat"
 FACT_TYPES: Mapping[str, FactType] = {"user": "world", "assistant": "experience"}
 
 _TIMESTAMP = TypeAdapter(Timestamp)
+_DOCUMENT = TypeAdapter(Identifier)
+
+
+def session_document(session: str | None) -> str | None:
+    """The document a session's messages belong to: the session id, when it can be one (a
+    blank, over-long or NUL-bearing id is kept in the metadata only, as before)."""
+    if session is None:
+        return None
+    try:
+        return _DOCUMENT.validate_python(session)
+    except ValidationError:
+        return None
 
 
 def message_text(message: ChatMessage) -> str:
@@ -112,7 +124,7 @@ def memory_items(
                 mentioned_at=stamp or now,
                 # the session is the conversation: each message is also read after the one
                 # before it, though put one at a time
-                document_id=session,
+                document_id=session_document(session),
                 metadata=metadata,
             )
         )
