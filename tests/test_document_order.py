@@ -25,6 +25,10 @@ from hindsight_tools.retain.reading_context import (
     last_of_documents,
     memories_before,
 )
+from hindsight_tools.retain.token_vectors import (
+    missing_token_vectors_plan,
+    store_token_vectors_plan,
+)
 from hindsight_tools.retain.units import PreparedItem, prepare_items
 from hindsight_tools.runtime.plan import run_plan
 
@@ -69,6 +73,14 @@ def same_readings(engine: MemoryEngine, db: Conn, bank: str, other: str) -> None
         assert vectors is not None and other_vectors is not None
         score, other_score = late.score(query, [vectors, other_vectors])
         assert score == pytest.approx(other_score, abs=0.01), memory
+
+
+def with_vectors(engine: MemoryEngine, turns: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``turns`` bringing their embeddings, as a migration from another store brings them."""
+    vectors = engine._core.embedder.embed([turn["text"] for turn in turns])
+    return [
+        {**turn, "embedding": [float(x) for x in v]} for turn, v in zip(turns, vectors, strict=True)
+    ]
 
 
 def positions(db: Conn, bank: str) -> dict[str, int | None]:
@@ -282,6 +294,39 @@ def test_the_memory_before_is_read_backwards_on_the_document_index(
         conn.rollback()
     plan_text = "\n".join(str(line[0]) for line in lines)
     assert "Index Scan Backward using memory_units_document" in plan_text, plan_text
+
+
+def test_the_backfill_reads_a_memory_after_the_one_before_it_in_its_document(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    given = with_vectors(engine, TURNS)
+    engine.import_memories(bank, given, batch_size=2)
+    assert readings(db, bank) == {}  # memories bringing vectors aren't encoded at import
+    assert engine.backfill_token_vectors(bank, batch=2) == len(TURNS)
+    assert read_after_whom(db, bank) == READ_AFTER
+    retained = f"{bank}-retained"
+    try:
+        engine.retain(retained, TURNS)
+        same_readings(engine, db, bank, retained)
+    finally:
+        engine.delete_bank(retained)
+
+
+def test_the_backfill_keeps_no_reading_after_a_memory_forgotten_meanwhile(
+    engine: MemoryEngine, bank: str, db: Conn
+) -> None:
+    given = with_vectors(engine, TURNS[:3])
+    engine.import_memories(bank, given)
+    with psycopg.connect(engine.database_url) as conn:
+        todo = run_plan(conn, missing_token_vectors_plan(bank, 10))
+        conn.commit()
+        assert {m.id: m.before and m.before.id for m in todo} == {"q": None, "x": None, "a": "q"}
+        own, in_context = engine._core._encode_missing(todo)
+        engine.delete_memories(bank, ["q"])  # between the reading and the write
+        run_plan(conn, store_token_vectors_plan(todo, own, in_context))
+        conn.commit()
+    assert read_after_whom(db, bank) == {"x": None, "a": None}
+    assert readings(db, bank)["a"][1] is None
 
 
 def test_the_async_engine_reads_a_message_after_the_one_stored_before(

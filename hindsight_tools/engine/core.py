@@ -53,6 +53,7 @@ from hindsight_tools.retain.reading_context import (
     read_after,
 )
 from hindsight_tools.retain.token_vectors import (
+    Missing,
     missing_token_vectors_plan,
     store_token_vectors_plan,
 )
@@ -336,8 +337,9 @@ class EngineCore:
 
     def backfill_program(self, bank_id: str | None, batch: int) -> Program[int]:
         """Stores late-interaction vectors for memories that have none, ``batch`` at a
-        time (each batch its own transaction); returns how many were encoded (a memory
-        re-retained meanwhile keeps the vectors of its new text)."""
+        time (each batch its own transaction), with their reading after the memory before
+        them in their document; returns how many were encoded (a memory re-retained
+        meanwhile keeps the vectors of its new text)."""
         if bank_id is not None:
             validate_bank_id(bank_id)
         if batch < 1:
@@ -350,14 +352,26 @@ class EngineCore:
             found: ParallelResult = yield Parallel(
                 {"todo": missing_token_vectors_plan(bank_id, batch)}
             )
-            todo: list[tuple[str, str, str]] = found["todo"][0]
+            todo: list[Missing] = found["todo"][0]
             if not todo:
                 return filled
-            vectors = yield Blocking(
-                functools.partial(late.encode_documents, [t for *_, t in todo])
-            )
-            yield Parallel({"store": store_token_vectors_plan(todo, vectors)})
+            vectors, in_context = yield Blocking(functools.partial(self._encode_missing, todo))
+            yield Parallel({"store": store_token_vectors_plan(todo, vectors, in_context)})
             filled += len(todo)
+
+    def _encode_missing(self, todo: Sequence[Missing]) -> tuple[list[bytes], list[bytes | None]]:
+        """The backfill's model work: each memory's own vectors and, reading in context,
+        those of its text after the memory before it."""
+        late = self.late_interaction
+        assert late is not None
+        own = late.encode_documents([m.text for m in todo])
+        pairs = [
+            (i, read_after(m.before.text, m.text))
+            for i, m in enumerate(todo)
+            if m.before is not None and self.reads_in_context
+        ]
+        read = late.encode_documents([text for _, text in pairs]) if pairs else []
+        return own, place_token_vectors(len(todo), read, [i for i, _ in pairs])
 
     def recall_program(
         self, bank_id: str, query: str, options: dict[str, Any]

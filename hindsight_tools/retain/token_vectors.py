@@ -1,17 +1,30 @@
 """The late-interaction vectors of stored memories: finding the memories without them, and
-storing them (the backfill; retain writes its own inside its transaction)."""
+storing them (the backfill; retain writes its own inside its transaction), with their
+reading after the memory before them in their document where the store knows it
+(:mod:`~hindsight_tools.retain.reading_context`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from hindsight_tools.retain.plans import LOCK_BANK
+from hindsight_tools.retain.reading_context import PREVIOUS_MAX_CHARS, Before
 from hindsight_tools.runtime.plan import Plan, Statement
 
-# Backfill of late-interaction vectors (see MemoryEngine.backfill_token_vectors). The text
-# guard keeps a memory re-retained meanwhile from getting the vectors of its old text, and
-# a retain that stored newer vectors first wins the conflict.
+# Backfill of late-interaction vectors (see MemoryEngine.backfill_token_vectors), with the
+# memory before each one by its place in its document (none for a memory stored before
+# positions were kept).
 _MISSING_TOKEN_VECTORS = """
-SELECT m.id, m.text FROM memory_units m
+SELECT m.id, m.text, b.id, left(b.text, %(chars)s)
+FROM memory_units m
+LEFT JOIN LATERAL (
+    SELECT p.id, p.text FROM memory_units p
+    WHERE p.bank_id = %(bank)s AND p.document_id = m.document_id
+      AND p.document_position < m.document_position
+    ORDER BY p.document_position DESC
+    LIMIT 1
+) AS b ON true
 WHERE m.bank_id = %(bank)s
   AND NOT EXISTS (SELECT 1 FROM memory_token_vectors v
                   WHERE v.bank_id = %(bank)s AND v.id = m.id)
@@ -20,35 +33,86 @@ ORDER BY m.id LIMIT %(limit)s
 # The one statement that reads across banks, by design: a backfill of the whole store
 # enumerates its banks, then works in one bank at a time like every other statement.
 BANK_IDS = "SELECT bank_id FROM banks ORDER BY bank_id"
+# The text guard keeps a memory re-retained meanwhile from getting the vectors of its old
+# text, and a retain that stored newer vectors first wins the conflict. The reading in
+# context is kept only while the memory it was read after still starts with the words
+# read; written under the bank's lock, so that a forgetting either comes first (and the
+# check sees it) or drops the reading after.
 _STORE_TOKEN_VECTORS = """
-INSERT INTO memory_token_vectors (bank_id, id, vectors)
-SELECT bank_id, id, %(vectors)s FROM memory_units
-WHERE bank_id = %(bank)s AND id = %(id)s AND text = %(text)s
+INSERT INTO memory_token_vectors (bank_id, id, vectors, context_vectors, context_of)
+SELECT m.bank_id, m.id, %(vectors)s, c.vectors, c.of
+FROM memory_units m
+LEFT JOIN LATERAL (
+    SELECT %(context_vectors)s::bytea AS vectors, p.id AS of FROM memory_units p
+    WHERE p.bank_id = %(bank)s AND p.id = %(context_of)s
+      AND left(p.text, %(chars)s) = %(before_text)s
+) AS c ON true
+WHERE m.bank_id = %(bank)s AND m.id = %(id)s AND m.text = %(text)s
 ON CONFLICT DO NOTHING
 """
 
 
-def missing_token_vectors_plan(bank_id: str | None, limit: int) -> Plan[list[tuple[str, str, str]]]:
-    """Up to ``limit`` memories stored without late-interaction vectors: (bank, id, text),
-    from ``bank_id`` or, with None, from the banks in order."""
+@dataclass(frozen=True)
+class Missing:
+    """A memory stored without late-interaction vectors, and the memory before it in its
+    document, where the store knows one."""
+
+    bank_id: str
+    id: str
+    text: str
+    before: Before | None
+
+
+def missing_token_vectors_plan(bank_id: str | None, limit: int) -> Plan[list[Missing]]:
+    """Up to ``limit`` memories stored without late-interaction vectors, from ``bank_id``
+    or, with None, from the banks in order."""
     if bank_id is None:
         banks = [str(b) for (b,) in (yield Statement(BANK_IDS))]
     else:
         banks = [bank_id]
-    found: list[tuple[str, str, str]] = []
+    found: list[Missing] = []
     for bank in banks:
         if len(found) >= limit:
             break
-        rows = yield Statement(_MISSING_TOKEN_VECTORS, {"bank": bank, "limit": limit - len(found)})
-        found += [(bank, str(i), str(t)) for i, t in rows]
+        rows = yield Statement(
+            _MISSING_TOKEN_VECTORS,
+            {"bank": bank, "limit": limit - len(found), "chars": PREVIOUS_MAX_CHARS},
+        )
+        found += [
+            Missing(
+                bank,
+                str(i),
+                str(t),
+                None if before is None else Before(str(before), str(words), stored=True),
+            )
+            for i, t, before, words in rows
+        ]
     return found
 
 
 def store_token_vectors_plan(
-    rows: Sequence[tuple[str, str, str]], vectors: Sequence[bytes]
+    rows: Sequence[Missing],
+    vectors: Sequence[bytes],
+    in_context: Sequence[bytes | None] | None = None,
 ) -> Plan[None]:
-    params = [
-        {"bank": b, "id": i, "text": t, "vectors": v}
-        for (b, i, t), v in zip(rows, vectors, strict=True)
-    ]
+    """Stores each memory's vectors and, by the same index in ``in_context``, its reading
+    after the memory before it."""
+    for bank in sorted({row.bank_id for row in rows}):
+        yield Statement(LOCK_BANK, {"bank": bank}, "none")
+    params = []
+    for index, (row, own) in enumerate(zip(rows, vectors, strict=True)):
+        read = None if in_context is None else in_context[index]
+        before = row.before if read is not None else None
+        params.append(
+            {
+                "bank": row.bank_id,
+                "id": row.id,
+                "text": row.text,
+                "vectors": own,
+                "context_vectors": read,
+                "context_of": None if before is None else before.id,
+                "before_text": None if before is None else before.text,
+                "chars": PREVIOUS_MAX_CHARS,
+            }
+        )
     yield Statement(_STORE_TOKEN_VECTORS, params, "many")
