@@ -75,6 +75,16 @@ def same_readings(engine: MemoryEngine, db: Conn, bank: str, other: str) -> None
         assert score == pytest.approx(other_score, abs=0.01), memory
 
 
+def reads_as_one_call(engine: MemoryEngine, db: Conn, bank: str) -> None:
+    """``bank`` holds the readings in context of :data:`TURNS` retained in one call."""
+    one_call = f"{bank}-whole"
+    try:
+        engine.retain(one_call, TURNS)
+        same_readings(engine, db, bank, one_call)
+    finally:
+        engine.delete_bank(one_call)
+
+
 def with_vectors(engine: MemoryEngine, turns: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """``turns`` bringing their embeddings, as a migration from another store brings them."""
     vectors = engine._core.embedder.embed([turn["text"] for turn in turns])
@@ -123,13 +133,8 @@ def test_a_message_at_a_time_is_read_as_one_call_reads_it(
 ) -> None:
     for turn in TURNS:
         engine.retain(bank, [turn])
-    one_call = f"{bank}-whole"
-    try:
-        engine.retain(one_call, TURNS)
-        assert read_after_whom(db, bank) == READ_AFTER
-        same_readings(engine, db, bank, one_call)
-    finally:
-        engine.delete_bank(one_call)
+    assert read_after_whom(db, bank) == READ_AFTER
+    reads_as_one_call(engine, db, bank)
     assert positions(db, bank) == {"q": 1, "x": 1, "a": 2, "y": 2, "b": 3}
 
 
@@ -196,13 +201,7 @@ def test_an_import_reads_across_its_batches_and_after_what_the_bank_held(
     engine.import_memories(bank, TURNS[1:], batch_size=1)
     assert read_after_whom(db, bank) == READ_AFTER
     assert positions(db, bank) == {"q": 1, "x": 1, "a": 2, "y": 2, "b": 3}
-
-    one_call = f"{bank}-whole"
-    try:
-        engine.retain(one_call, TURNS)
-        same_readings(engine, db, bank, one_call)
-    finally:
-        engine.delete_bank(one_call)
+    reads_as_one_call(engine, db, bank)
 
 
 def test_an_import_reads_after_the_batch_still_being_written(
@@ -304,12 +303,7 @@ def test_the_backfill_reads_a_memory_after_the_one_before_it_in_its_document(
     assert readings(db, bank) == {}  # memories bringing vectors aren't encoded at import
     assert engine.backfill_token_vectors(bank, batch=2) == len(TURNS)
     assert read_after_whom(db, bank) == READ_AFTER
-    retained = f"{bank}-retained"
-    try:
-        engine.retain(retained, TURNS)
-        same_readings(engine, db, bank, retained)
-    finally:
-        engine.delete_bank(retained)
+    reads_as_one_call(engine, db, bank)
 
 
 def test_the_backfill_keeps_no_reading_after_a_memory_forgotten_meanwhile(
