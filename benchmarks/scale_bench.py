@@ -173,16 +173,18 @@ def disk_sizes(engine: MemoryEngine) -> dict[str, int]:
 _COUNTS = """
 SELECT (SELECT count(*) FROM memory_links WHERE link_type = 'semantic'),
        (SELECT count(*) FROM memory_links WHERE link_type = 'temporal'),
-       (SELECT count(*) FROM memory_token_vectors)
+       (SELECT count(*) FROM memory_token_vectors),
+       (SELECT count(context_vectors) FROM memory_token_vectors)
 """
 
 
 def row_counts(engine: MemoryEngine) -> dict[str, int]:
-    """Rows the build made beyond the memories: links by kind, late-interaction vectors."""
+    """Rows the build made beyond the memories: links by kind, late-interaction vectors
+    and readings in context."""
     with engine._pool.connection() as conn:
         row = conn.execute(_COUNTS).fetchone()
-    names = ("semantic links", "temporal links", "token vectors")
-    return dict(zip(names, (int(v) for v in row or (0, 0, 0)), strict=True))
+    names = ("semantic links", "temporal links", "token vectors", "readings in context")
+    return dict(zip(names, (int(v) for v in row or (0, 0, 0, 0)), strict=True))
 
 
 _CATALOGUE = """

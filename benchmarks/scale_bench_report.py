@@ -220,7 +220,8 @@ def render(command: str, runs: Sequence[ShapeRun], warm_up: int) -> str:
         f"- questions asked at {NOW.isoformat()}; synthetic memories and composite vectors "
         "(`benchmarks/recall_bench.py`); stores built in passes (`benchmarks/scale_store.py`), "
         + (
-            f"late-interaction vectors copied from a pool of {TOKEN_POOL:,} real encodings"
+            f"late-interaction vectors and each memory's reading in context copied from a "
+            f"pool of {TOKEN_POOL:,} real encodings"
             if any(run.counts.get("token vectors") for run in runs)
             else "without late-interaction vectors"
         ),

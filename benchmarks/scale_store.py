@@ -12,11 +12,11 @@ the same rows, and links made by the engine's own statement
 (:func:`~hindsight_tools.retain.links.link_plan`) with the engine's settings. What differs:
 a memory retained over time links to the memories before it, while here every
 memory links to its nearest neighbours among all of its bank's memories, the same rule run
-once at the end. Late-interaction vectors are drawn from a pool of real ones
-(:func:`token_vectors` says why and what that means). A bank's rows lie together on
-disk, in the order they were loaded, with no dead rows and graphs built in one pass; a
-store that grew by many interleaved retains scatters each bank over the table, so these
-stores are a best case for reading one bank's rows (most of all for the many small banks).
+once at the end. Late-interaction vectors, and each memory's reading in context, are
+drawn from a pool of real ones (:func:`token_vectors` says why and what that means). A
+bank's rows lie together on disk, in the order they were loaded, with no dead rows and
+graphs built in one pass; a store that grew by many interleaved retains scatters each bank
+over the table, so these stores are a best case for reading one bank's rows (most of all for the many small banks).
 """
 
 from __future__ import annotations
@@ -201,13 +201,17 @@ def build_store(
 
 
 _POOL = "CREATE TEMP TABLE token_pool (n integer PRIMARY KEY, vectors bytea NOT NULL)"
-# Each memory gets the vectors of one pooled text, picked by a digest of its id; a big bank
-# goes in parts (another digest) so that no one statement writes gigabytes.
+# Each memory gets the vectors of one pooled text, picked by a digest of its id, and as its
+# reading in context those of another (a third digest); a big bank goes in parts (another
+# digest) so that no one statement writes gigabytes. The stores have no document order, so
+# each reading names its own memory as the one it was read after: the index of readings by
+# that memory is as full as in a store of conversations.
 _TOKEN_VECTORS = """
-INSERT INTO memory_token_vectors (bank_id, id, vectors)
-SELECT u.bank_id, u.id, p.vectors
+INSERT INTO memory_token_vectors (bank_id, id, vectors, context_vectors, context_of)
+SELECT u.bank_id, u.id, p.vectors, c.vectors, u.id
 FROM memory_units u
 JOIN token_pool p ON p.n = abs(hashtextextended(u.id, 0)) %% %(pool)s
+JOIN token_pool c ON c.n = abs(hashtextextended(u.id, 2)) %% %(pool)s
 WHERE u.bank_id = %(bank)s AND abs(hashtextextended(u.id, 1)) %% %(parts)s = %(part)s
 """
 TOKEN_PART = 20_000  # memories a statement, about 300 MB of vectors
@@ -218,12 +222,14 @@ def token_vectors(
     encode: Callable[[Sequence[str]], list[bytes]],
     banks: Mapping[str, Sequence[Memory]],
 ) -> None:
-    """Late-interaction vectors for every memory, from a pool of ``TOKEN_POOL`` real ones.
+    """Late-interaction vectors for every memory, and a reading in context, as a memory of
+    a conversation has one (:mod:`hindsight_tools.retain.reading_context`), from a pool of
+    ``TOKEN_POOL`` real ones.
 
     The model encodes about 80 memories/s here, so a million would take hours; each memory
     gets instead the real vectors of one of its store's memories. Stored sizes and the work
-    of a recall (fetching and scoring them) are as in a store whose vectors were computed;
-    the scores themselves mean nothing, which a latency benchmark does not read."""
+    of a recall (fetching and scoring both readings) are as in a store whose vectors were
+    computed; the scores themselves mean nothing, which a latency benchmark does not read."""
     everything = [m.text for memories in banks.values() for m in memories]
     step = max(1, len(everything) // TOKEN_POOL)
     texts = everything[::step][:TOKEN_POOL]

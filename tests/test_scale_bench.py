@@ -71,12 +71,16 @@ def test_the_scale_benchmark_builds_three_stores_and_reports_them(tmp_path: Path
     # the stores hold links (made after the load), and a rerun reuses what it built
     one_big = report.split("## one-big:")[1]
     counts = re.search(
-        r"- rows: ([\d,]+) semantic links, [\d,]+ temporal links, ([\d,]+) token", one_big
+        r"- rows: ([\d,]+) semantic links, [\d,]+ temporal links, ([\d,]+) token vectors, "
+        r"([\d,]+) readings in context",
+        one_big,
     )
     assert counts and int(counts.group(1).replace(",", "")) > 400, one_big
-    # every memory has late-interaction vectors, so recall reads them as in a used store
+    # every memory has late-interaction vectors and a reading in context, so recall reads
+    # both as in a store of conversations
     assert int(counts.group(2).replace(",", "")) == 6400
-    assert "copied from a pool of 1,000 real encodings" in report
+    assert int(counts.group(3).replace(",", "")) == 6400
+    assert "reading in context copied from a pool of 1,000 real encodings" in report
     again = main(
         ["--big", "400", "--banks", "6", "--bank-size", "30", "--queries", "4",
          "--shapes", "alone", "--data-dir", str(tmp_path), "--reuse"]
