@@ -16,7 +16,8 @@ once at the end. Late-interaction vectors, and each memory's reading in context,
 drawn from a pool of real ones (:func:`token_vectors` says why and what that means). A
 bank's rows lie together on disk, in the order they were loaded, with no dead rows and
 graphs built in one pass; a store that grew by many interleaved retains scatters each bank
-over the table, so these stores are a best case for reading one bank's rows (most of all for the many small banks).
+over the table, so these stores are a best case for reading one bank's rows (most of all
+for the many small banks).
 """
 
 from __future__ import annotations
