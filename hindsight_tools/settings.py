@@ -190,10 +190,10 @@ class Settings(BaseSettings):
     late_interaction_threads: int = Field(default=0, ge=0, description="0 = one per core.")
     late_interaction_context: bool = Field(
         default=True,
-        description="A memory that follows another of its document in one retain call (or "
-        "import batch) is also encoded read after that one, and a recall scores it by the "
-        "mean of both readings (hindsight_tools.retain.reading_context). Off: neither is "
-        "done; readings already stored are then not used.",
+        description="A memory that follows another of its document (in the same call, or "
+        "stored before it) is also encoded read after that one, and a recall scores it by "
+        "the mean of both readings (hindsight_tools.retain.reading_context). Off: neither "
+        "is done; readings already stored are then not used.",
     )
     late_interaction_length_prior: float = Field(
         default=0.02,

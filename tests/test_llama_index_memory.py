@@ -234,6 +234,16 @@ async def test_a_session_put_a_message_at_a_time_is_read_as_a_conversation(
     assert engine.delete_document(bank, memory.session_id) == 2
 
 
+async def test_a_session_id_that_cannot_be_a_document_stays_in_the_metadata(
+    engine: MemoryEngine, bank: str
+) -> None:
+    session = "s" * 300  # over the 256 characters a document id may have
+    memory = HindsightMemory(engine=engine, bank_id=bank, session_id=session)
+    await memory.aput(user(LISBON))
+    (kept,) = stored(engine, bank).values()
+    assert kept.document_id is None and kept.metadata["session_id"] == session
+
+
 async def test_get_recalls_for_the_given_input(engine: MemoryEngine, bank: str) -> None:
     memory = HindsightMemory(engine=engine, bank_id=bank)
     await memory.aput_messages([user(text) for text in [*DISTRACTORS, LISBON]])

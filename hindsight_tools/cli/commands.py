@@ -146,6 +146,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--retain-batch",
         type=positive_int,
+        default=RETAIN_BATCH,
         help=f"memories per retain call (>= 1, default {RETAIN_BATCH}; 1 retains turn by "
         "turn, as an agent does)",
     )
@@ -359,7 +360,7 @@ def _evaluate(args: argparse.Namespace) -> None:
             banks=args.banks,
             limit=args.limit,
             fresh=not args.reuse,
-            **({} if args.retain_batch is None else {"retain_batch": args.retain_batch}),
+            retain_batch=args.retain_batch,
         )
     print(
         f"arms: {', '.join(settings.recall_arms)}; keyword backend: "

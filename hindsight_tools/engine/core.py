@@ -331,9 +331,19 @@ class EngineCore:
         own = place_token_vectors(len(items), documents, positions)
         if not self.settings.late_interaction_context:
             return embeddings, own, None
-        followers = [i for i in positions if i in before]
-        read = late.encode_documents([read_after(before[i].text, items[i].text) for i in followers])
-        return embeddings, own, place_token_vectors(len(items), read, followers)
+        texts_at = {i: items[i].text for i in positions}
+        return embeddings, own, self._read_in_context(len(items), texts_at, before)
+
+    def _read_in_context(
+        self, count: int, texts: Mapping[int, str], before: Mapping[int, Before]
+    ) -> list[bytes | None]:
+        """By index up to ``count``, the late-interaction vectors of each text of ``texts``
+        that has a memory ``before`` it, read after that memory; None elsewhere."""
+        late = self.late_interaction
+        assert late is not None
+        followers = [i for i in texts if i in before]
+        read = [read_after(before[i].text, texts[i]) for i in followers]
+        return place_token_vectors(count, late.encode_documents(read) if read else [], followers)
 
     def backfill_program(self, bank_id: str | None, batch: int) -> Program[int]:
         """Stores late-interaction vectors for memories that have none, ``batch`` at a
@@ -359,19 +369,19 @@ class EngineCore:
             yield Parallel({"store": store_token_vectors_plan(todo, vectors, in_context)})
             filled += len(todo)
 
-    def _encode_missing(self, todo: Sequence[Missing]) -> tuple[list[bytes], list[bytes | None]]:
+    def _encode_missing(
+        self, todo: Sequence[Missing]
+    ) -> tuple[list[bytes], list[bytes | None] | None]:
         """The backfill's model work: each memory's own vectors and, reading in context,
         those of its text after the memory before it."""
         late = self.late_interaction
         assert late is not None
         own = late.encode_documents([m.text for m in todo])
-        pairs = [
-            (i, read_after(m.before.text, m.text))
-            for i, m in enumerate(todo)
-            if m.before is not None and self.reads_in_context
-        ]
-        read = late.encode_documents([text for _, text in pairs]) if pairs else []
-        return own, place_token_vectors(len(todo), read, [i for i, _ in pairs])
+        if not self.reads_in_context:
+            return own, None
+        texts = {i: m.text for i, m in enumerate(todo)}
+        before = {i: m.before for i, m in enumerate(todo) if m.before is not None}
+        return own, self._read_in_context(len(todo), texts, before)
 
     def recall_program(
         self, bank_id: str, query: str, options: dict[str, Any]
