@@ -27,7 +27,9 @@ from hindsight_tools.retain.reading_context import (
 )
 from hindsight_tools.retain.token_vectors import (
     missing_token_vectors_plan,
+    store_readings_plan,
     store_token_vectors_plan,
+    unread_plan,
 )
 from hindsight_tools.retain.units import PreparedItem, prepare_items
 from hindsight_tools.runtime.plan import run_plan
@@ -321,6 +323,80 @@ def test_the_backfill_keeps_no_reading_after_a_memory_forgotten_meanwhile(
         conn.commit()
     assert read_after_whom(db, bank) == {"x": None, "a": None}
     assert readings(db, bank)["a"][1] is None
+
+
+@pytest.mark.parametrize("change", ["forgotten", "rewritten"])
+def test_the_backfill_restores_the_reading_dropped_with_the_memory_before(
+    engine: MemoryEngine, settings: Settings, bank: str, db: Conn, change: str
+) -> None:
+    for turn in TURNS:
+        engine.retain(bank, [turn])
+    if change == "forgotten":
+        engine.delete_memories(bank, ["a"])
+        expected = {**READ_AFTER, "b": "q"}
+        del expected["a"]
+        whole = [TURNS[0], TURNS[1], TURNS[3], TURNS[4]]
+    else:
+        rewritten = {**TURNS[2], "text": "Nate: I've had them for four years now!"}
+        engine.retain(bank, [rewritten])
+        expected = READ_AFTER
+        whole = [TURNS[0], TURNS[1], rewritten, TURNS[3], TURNS[4]]
+    assert read_after_whom(db, bank)["b"] is None
+
+    async def backfill() -> int:
+        async with AsyncMemoryEngine(engine.database_url, settings=settings) as aengine:
+            return await aengine.backfill_token_vectors(bank)
+
+    assert asyncio.run(backfill()) == 1
+    assert read_after_whom(db, bank) == expected
+    one_call = f"{bank}-whole"
+    try:
+        engine.retain(one_call, whole)
+        same_readings(engine, db, bank, one_call)
+    finally:
+        engine.delete_bank(one_call)
+    # nothing is left to restore, and memories first of their document are not counted
+    assert engine.backfill_token_vectors(bank) == 0
+
+
+def test_the_backfill_reads_in_context_memories_retained_with_readings_off(
+    engine: MemoryEngine, settings: Settings, bank: str, db: Conn
+) -> None:
+    off = settings.model_copy(update={"late_interaction_context": False})
+    with MemoryEngine(engine.database_url, settings=off) as plain:
+        plain.retain(bank, TURNS)
+        assert plain.backfill_token_vectors(bank) == 0  # off, nothing is read in context
+    assert read_after_whom(db, bank) == dict.fromkeys(READ_AFTER)
+    # a batch of one: the pass goes on by id after each batch
+    assert engine.backfill_token_vectors(None, batch=1) == 3
+    assert read_after_whom(db, bank) == READ_AFTER
+    reads_as_one_call(engine, db, bank)
+
+
+@pytest.mark.parametrize("change", ["forgotten", "moved"])
+def test_a_restored_reading_is_checked_when_it_is_written(
+    engine: MemoryEngine, bank: str, db: Conn, change: str
+) -> None:
+    engine.retain(bank, TURNS)
+    engine.delete_memories(bank, ["a"])
+    with psycopg.connect(engine.database_url) as conn:
+        todo = run_plan(conn, unread_plan(bank, "", 10))
+        conn.commit()
+        assert [(m.id, m.before and m.before.id) for m in todo] == [("b", "q")]
+        # the pass goes on by id: what a batch ended on is not asked for again
+        assert run_plan(conn, unread_plan(bank, "b", 10)) == []
+        texts = {0: todo[0].text}
+        assert todo[0].before is not None
+        read = engine._core._read_in_context(1, texts, {0: todo[0].before})
+        # between the reading and the write, q is forgotten, or goes to another document
+        # with the same words
+        if change == "forgotten":
+            engine.delete_memories(bank, ["q"])
+        else:
+            engine.retain(bank, [{**TURNS[0], "document_id": "s2"}])
+        run_plan(conn, store_readings_plan(todo, read))
+        conn.commit()
+    assert readings(db, bank)["b"] == (None, None)
 
 
 def test_the_async_engine_reads_a_message_after_the_one_stored_before(

@@ -98,7 +98,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Memories imported with their own embedding, or retained with late "
         "interaction off, have no late-interaction vectors; recall in a bank where many "
         "lack them goes without late interaction. This encodes them, a batch per "
-        "transaction.",
+        "transaction, then restores the readings in context that forgetting or "
+        "re-retaining the memory before a memory dropped.",
     )
     backfill.add_argument("--bank", help="only this bank (default: every bank)")
     backfill.add_argument(

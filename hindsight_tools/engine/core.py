@@ -54,8 +54,11 @@ from hindsight_tools.retain.reading_context import (
 )
 from hindsight_tools.retain.token_vectors import (
     Missing,
+    banks_plan,
     missing_token_vectors_plan,
+    store_readings_plan,
     store_token_vectors_plan,
+    unread_plan,
 )
 from hindsight_tools.retain.units import prepare_items
 from hindsight_tools.retain.vectors import (
@@ -348,8 +351,9 @@ class EngineCore:
     def backfill_program(self, bank_id: str | None, batch: int) -> Program[int]:
         """Stores late-interaction vectors for memories that have none, ``batch`` at a
         time (each batch its own transaction), with their reading after the memory before
-        them in their document; returns how many were encoded (a memory re-retained
-        meanwhile keeps the vectors of its new text)."""
+        them in their document, then, reading in context, the missing readings of memories
+        that have their own vectors; returns how many memories were encoded (a memory
+        re-retained meanwhile keeps the vectors of its new text)."""
         if bank_id is not None:
             validate_bank_id(bank_id)
         if batch < 1:
@@ -364,10 +368,36 @@ class EngineCore:
             )
             todo: list[Missing] = found["todo"][0]
             if not todo:
-                return filled
+                break
             vectors, in_context = yield Blocking(functools.partial(self._encode_missing, todo))
             yield Parallel({"store": store_token_vectors_plan(todo, vectors, in_context)})
             filled += len(todo)
+        if not self.reads_in_context:
+            return filled
+        return filled + (yield from self._restore_readings(bank_id, batch))
+
+    def _restore_readings(self, bank_id: str | None, batch: int) -> Program[int]:
+        """The backfill's second pass: the reading in context of each memory that has its
+        own vectors but not that reading, though a memory comes before it in its
+        document; returns how many were encoded."""
+        found: ParallelResult = yield Parallel({"banks": banks_plan(bank_id)})
+        restored = 0
+        for bank in found["banks"][0]:
+            after = ""
+            while True:
+                found = yield Parallel({"todo": unread_plan(bank, after, batch)})
+                todo: list[Missing] = found["todo"][0]
+                if not todo:
+                    break
+                texts = {i: m.text for i, m in enumerate(todo)}
+                before = {i: m.before for i, m in enumerate(todo) if m.before is not None}
+                readings = yield Blocking(
+                    functools.partial(self._read_in_context, len(todo), texts, before)
+                )
+                yield Parallel({"store": store_readings_plan(todo, readings)})
+                restored += len(todo)
+                after = todo[-1].id
+        return restored
 
     def _encode_missing(
         self, todo: Sequence[Missing]

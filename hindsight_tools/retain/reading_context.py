@@ -24,7 +24,9 @@ Memories stored before the store kept positions (migration
 0014), and items without a document, are never read after.
 
 The memory a reading was made after is stored with it (``context_of``): forgetting that
-memory, or retaining it again, drops the reading, which holds that memory's words. One
+memory, or retaining it again, drops the reading, which holds that memory's words, until
+the backfill reads it after the memory now before it
+(:func:`~hindsight_tools.retain.token_vectors.unread_plan`). One
 found in the store is checked again when the reading is written, under the bank's lock:
 if it was forgotten or rewritten since it was read, the reading is not kept.
 

@@ -1,7 +1,10 @@
 """The late-interaction vectors of stored memories: finding the memories without them, and
 storing them (the backfill; retain writes its own inside its transaction), with their
 reading after the memory before them in their document where the store knows it
-(:mod:`~hindsight_tools.retain.reading_context`)."""
+(:mod:`~hindsight_tools.retain.reading_context`); and finding the memories whose reading
+in context is missing although the store knows the memory before them (it was dropped
+when that memory was forgotten or retained again, or they were stored with readings off),
+and storing it."""
 
 from __future__ import annotations
 
@@ -52,6 +55,36 @@ ON CONFLICT DO NOTHING
 """
 
 
+# Memories with their own vectors but no reading in context, and the memory now before
+# each in its document; by id after ``after``, so that a reading that cannot be stored
+# (its memory changed meanwhile) is not asked for again by the same backfill.
+_UNREAD = """
+SELECT m.id, m.text, b.id, left(b.text, %(chars)s)
+FROM memory_token_vectors v
+JOIN memory_units m ON m.bank_id = v.bank_id AND m.id = v.id
+CROSS JOIN LATERAL (
+    SELECT p.id, p.text FROM memory_units p
+    WHERE p.bank_id = %(bank)s AND p.document_id = m.document_id
+      AND p.document_position < m.document_position
+    ORDER BY p.document_position DESC
+    LIMIT 1
+) AS b
+WHERE v.bank_id = %(bank)s AND v.context_vectors IS NULL AND v.id > %(after)s
+ORDER BY v.id LIMIT %(limit)s
+"""
+# Kept only while, under the bank's lock, the memory still has the text read and the one
+# it was read after still comes before it in its document with the words read.
+_STORE_READING = """
+UPDATE memory_token_vectors t SET context_vectors = %(context_vectors)s, context_of = p.id
+FROM memory_units m, memory_units p
+WHERE t.bank_id = %(bank)s AND t.id = %(id)s AND t.context_vectors IS NULL
+  AND m.bank_id = %(bank)s AND m.id = %(id)s AND m.text = %(text)s
+  AND p.bank_id = %(bank)s AND p.id = %(context_of)s
+  AND p.document_id = m.document_id AND p.document_position < m.document_position
+  AND left(p.text, %(chars)s) = %(before_text)s
+"""
+
+
 @dataclass(frozen=True)
 class Missing:
     """A memory stored without late-interaction vectors, and the memory before it in its
@@ -66,10 +99,7 @@ class Missing:
 def missing_token_vectors_plan(bank_id: str | None, limit: int) -> Plan[list[Missing]]:
     """Up to ``limit`` memories stored without late-interaction vectors, from ``bank_id``
     or, with None, from the banks in order."""
-    if bank_id is None:
-        banks = [str(b) for (b,) in (yield Statement(BANK_IDS))]
-    else:
-        banks = [bank_id]
+    banks = yield from banks_plan(bank_id)
     found: list[Missing] = []
     for bank in banks:
         if len(found) >= limit:
@@ -116,3 +146,45 @@ def store_token_vectors_plan(
             }
         )
     yield Statement(_STORE_TOKEN_VECTORS, params, "many")
+
+
+def banks_plan(bank_id: str | None) -> Plan[list[str]]:
+    """``bank_id`` alone, or with None every bank, in order."""
+    if bank_id is not None:
+        return [bank_id]
+    return [str(b) for (b,) in (yield Statement(BANK_IDS))]
+
+
+def unread_plan(bank_id: str, after: str, limit: int) -> Plan[list[Missing]]:
+    """Up to ``limit`` memories of ``bank_id``, by id after ``after``, that have their own
+    late-interaction vectors but no reading in context, though a memory comes before them
+    in their document."""
+    rows = yield Statement(
+        _UNREAD, {"bank": bank_id, "after": after, "limit": limit, "chars": PREVIOUS_MAX_CHARS}
+    )
+    return [
+        Missing(bank_id, str(i), str(t), Before(str(before), str(words), stored=True))
+        for i, t, before, words in rows
+    ]
+
+
+def store_readings_plan(rows: Sequence[Missing], readings: Sequence[bytes | None]) -> Plan[None]:
+    """Stores each memory's reading after the memory before it (by the same index in
+    ``readings``), where both are as they were read."""
+    for bank in sorted({row.bank_id for row in rows}):
+        yield Statement(LOCK_BANK, {"bank": bank}, "none")
+    params = [
+        {
+            "bank": row.bank_id,
+            "id": row.id,
+            "text": row.text,
+            "context_vectors": read,
+            "context_of": row.before.id,
+            "before_text": row.before.text,
+            "chars": PREVIOUS_MAX_CHARS,
+        }
+        for row, read in zip(rows, readings, strict=True)
+        if read is not None and row.before is not None
+    ]
+    if params:
+        yield Statement(_STORE_READING, params, "many")
