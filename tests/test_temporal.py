@@ -207,6 +207,20 @@ CASES = [
     ("in May '19", "2019-05-01", "2019-05-31" + E),
     ("in '34", "2034-01-01", "2034-12-31" + E),  # up to ten years ahead
     ("in '35", "1935-01-01", "1935-12-31" + E),
+    # a month in digits (ISO 8601's year-month, or the month first), a half by its code
+    ("What happened in 2023-06?", "2023-06-01", "2023-06-30" + E),
+    ("in 06/2023", "2023-06-01", "2023-06-30" + E),
+    ("2023/11", "2023-11-01", "2023-11-30" + E),
+    ("since 2023-06", "2023-06-01", None),
+    ("H1 2023", "2023-01-01", "2023-06-30" + E),
+    ("2023 H2", "2023-07-01", "2023-12-31" + E),
+    # the weeks of a month, the week of a day
+    ("What did she do the first week of June 2023?", "2023-06-01", "2023-06-07" + E),
+    ("the last week of February 2024", "2024-02-23", "2024-02-29" + E),
+    ("the third week of last month", "2024-05-15", "2024-05-21" + E),
+    ("the fourth week of May", "2024-05-22", "2024-05-28" + E),
+    ("What did they do the week of May 8, 2023?", "2023-05-08", "2023-05-14" + E),
+    ("during the week of 2023-05-10", "2023-05-08", "2023-05-14" + E),
 ]
 
 
@@ -255,6 +269,9 @@ NEGATIVES = [
     "What will they do in the new year?",
     "What colour were the Easter eggs?",
     "They waited '24 hours' for it",
+    "What is an H1 visa?",
+    "Which features shipped in v2023-06?",
+    "What happened the week of the move?",
     "",
 ]
 

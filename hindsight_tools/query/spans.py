@@ -7,6 +7,7 @@ the yearly (weekly, …) occurrences of a name ("last May", "this summer") lives
 from __future__ import annotations
 
 import calendar
+import math
 import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
@@ -147,3 +148,50 @@ def modifier(word: str) -> str:
 
 def by_modifier(word: str, make: Maker, around: int, now: datetime) -> Span:
     return _MODIFIERS[modifier(word)](make, around, now)
+
+
+# The weeks of a month by their first day: a month's fourth week is its days 22-28, its
+# last week its last seven days.
+_WEEK_OF_MONTH = {"first week": 0, "second week": 7, "third week": 14, "fourth week": 21}
+
+
+def split_part(span: Span, part: str) -> Span | None:
+    """The early/mid/late third or first/second half of a span of whole months or years:
+    a year splits Jan-Apr / May-Aug / Sep-Dec, a month 1-10 / 11-20 / 21-end, a decade
+    0-3 / 4-6 / 7-9; the first to fourth and the last week of a month (days 1-7, …, 22-28,
+    its last seven); the Monday-Sunday week of a day ("week of"). Other spans have no such
+    part ("late yesterday", "the first week of 2023"): None."""
+    start, stop = span.start, span.end + TICK
+    if part == "week of":
+        return week_span(start.date()) if stop - start == timedelta(days=1) else None
+    months = (stop.year - start.year) * 12 + stop.month - start.month
+    aligned = start == month_start(start.year, start.month) and stop == month_start(
+        stop.year, stop.month
+    )
+    if not aligned or months < 1:
+        return None
+    if part.endswith("week"):
+        if months != 1:
+            return None
+        first_day = _WEEK_OF_MONTH.get(part, (stop - start).days - 7)
+        return day_span(start.date() + timedelta(days=first_day), 7)
+    if months == 1:
+        days = (stop - start).days
+        bounds = {"early": (0, 10), "mid": (10, 20), "late": (20, days), "first half": (0, 15)}
+        first, last = bounds.get(part, (15, days))
+        return upto(start + timedelta(days=first), start + timedelta(days=last))
+    years = months % 12 == 0 and months >= 24
+    n = months // 12 if years else months
+    bounds = {
+        "early": (0, math.ceil(n / 3)),
+        "mid": (math.ceil(n / 3), n - n // 3),
+        "late": (n - n // 3, n),
+        "first half": (0, math.ceil(n / 2)),
+        "second half": (n // 2, n),
+    }
+    first, last = bounds[part]
+    scale = 12 if years else 1
+    return upto(
+        month_start(start.year, start.month + first * scale),
+        month_start(start.year, start.month + last * scale),
+    )

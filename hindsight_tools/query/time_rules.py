@@ -9,7 +9,6 @@ A rule is a regex plus a handler that turns its match into a span relative to
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +19,6 @@ from dateutil.easter import easter
 
 from hindsight_tools.query.spans import (
     FLAGS,
-    TICK,
     Span,
     by_modifier,
     day_span,
@@ -28,7 +26,6 @@ from hindsight_tools.query.spans import (
     midnight,
     modifier,
     month_span,
-    month_start,
     quarter_span,
     season_span,
     shift,
@@ -310,6 +307,15 @@ def _quarter_ordinal(m: re.Match[str], now: datetime) -> Span:
     return quarter_span(int(m["year"]) if m["year"] else now.year + step, quarter)
 
 
+def _half_code(m: re.Match[str], now: datetime) -> Span:
+    return month_span(int(m["year"]), 1 if m["h"] == "1" else 7, 6)
+
+
+def _numeric_month(m: re.Match[str], now: datetime) -> Span:
+    groups = m.groupdict()
+    return month_span(int(groups["ny"] or groups["ny2"]), int(groups["nm"] or groups["nm2"]))
+
+
 def _year(m: re.Match[str], now: datetime) -> Span:
     return year_span(int(m["year"]))
 
@@ -349,6 +355,13 @@ RULES: tuple[Rule, ...] = (
         "numeric date",
         r"(?<![\w/.-])(?P<date>\d{4}-\d{1,2}-\d{1,2}|\d{4}/\d{1,2}/\d{1,2}|\d{1,2}/\d{1,2}/(?:\d{4}|\d{2}))(?![\w/]|[-.]\d)",
         _concrete_day,
+    ),
+    rule(
+        # ISO 8601's year-month, and the month before its year: "2023-06", "06/2023"
+        "numeric month",
+        r"(?<![\w/.-])(?:(?P<ny>1[5-9]\d\d|2\d\d\d)[-/](?P<nm>0[1-9]|1[0-2])"
+        r"|(?P<nm2>0?[1-9]|1[0-2])/(?P<ny2>1[5-9]\d\d|2\d\d\d))(?![\w/]|[-.]\d)",
+        _numeric_month,
     ),
     rule(
         "date",
@@ -434,6 +447,9 @@ RULES: tuple[Rule, ...] = (
     ),
     rule("quarter code", rf"\bQ(?P<q>[1-4])\b(?:,? (?:of )?{YEAR})?", _quarter_code),
     rule("year and quarter", rf"{YEAR}[ -]?Q(?P<q>[1-4])\b", _quarter_code),
+    # a half without its year is more often something else ("H1 visa", an "h1" heading)
+    rule("half code", rf"\bH(?P<h>[12]),? (?:of )?{YEAR}", _half_code),
+    rule("year and half", rf"{YEAR}[ -]?H(?P<h>[12])\b", _half_code),
     rule(
         "ordinal quarter",
         r"\b(?:the )?(?P<ord>first|second|third|fourth|last|final|[1-4](?:st|nd|rd|th)) quarter "
@@ -460,36 +476,3 @@ RULES: tuple[Rule, ...] = (
         loose=rf"\b(?:the )?(?P<cent>nineteen[ -]?)?(?P<dw>{'|'.join(_DECADE_WORDS)})\b",
     ),
 )
-
-
-def split_part(span: Span, part: str) -> Span | None:
-    """The early/mid/late third or first/second half of a span of whole months or years:
-    a year splits Jan-Apr / May-Aug / Sep-Dec, a month 1-10 / 11-20 / 21-end, a decade
-    0-3 / 4-6 / 7-9. Shorter spans ("late yesterday") have no parts: None."""
-    start, stop = span.start, span.end + TICK
-    months = (stop.year - start.year) * 12 + stop.month - start.month
-    aligned = start == month_start(start.year, start.month) and stop == month_start(
-        stop.year, stop.month
-    )
-    if not aligned or months < 1:
-        return None
-    if months == 1:
-        days = (stop - start).days
-        bounds = {"early": (0, 10), "mid": (10, 20), "late": (20, days), "first half": (0, 15)}
-        first, last = bounds.get(part, (15, days))
-        return upto(start + timedelta(days=first), start + timedelta(days=last))
-    years = months % 12 == 0 and months >= 24
-    n = months // 12 if years else months
-    bounds = {
-        "early": (0, math.ceil(n / 3)),
-        "mid": (math.ceil(n / 3), n - n // 3),
-        "late": (n - n // 3, n),
-        "first half": (0, math.ceil(n / 2)),
-        "second half": (n // 2, n),
-    }
-    first, last = bounds[part]
-    scale = 12 if years else 1
-    return upto(
-        month_start(start.year, start.month + first * scale),
-        month_start(start.year, start.month + last * scale),
-    )

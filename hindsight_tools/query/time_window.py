@@ -40,7 +40,11 @@ Conventions
   morning ("last night" = yesterday 18:00 .. today 05:59:59.999999).
 * "early/mid/late X" take X's thirds (a year Jan-Apr / May-Aug / Sep-Dec, a month days
   1-10 / 11-20 / 21-end, a decade 0-3 / 4-6 / 7-9); "the beginning/middle/end of X" are
-  the same thirds, "the first/second half of X" its halves.
+  the same thirds, "the first/second half of X" its halves. "The first/second/third/
+  fourth week of" a month are its days 1-7 / 8-14 / 15-21 / 22-28, "the last week of" it
+  its last seven days; "the week of" a day is that day's Monday-Sunday week.
+* "2023-06" (ISO 8601's year-month), "2023/06" and "06/2023" are that month; "H1 2023",
+  "2023 H2" a half year (a half without its year is no time: "an H1 visa").
 * "between X and Y", "from X to Y": X's start .. Y's end; an X without a year is placed
   just before Y ends ("between March and May 2023"). "since X": X's start, open end;
   "after X": right after X's end, open end; "before X": open start, right before X's start;
@@ -63,8 +67,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from hindsight_tools.query.spans import FLAGS, TICK, Span
-from hindsight_tools.query.time_rules import RULES, Handler, Rule, split_part
+from hindsight_tools.query.spans import FLAGS, TICK, Span, split_part
+from hindsight_tools.query.time_rules import RULES, Handler, Rule
 
 __all__ = ["MAX_QUERY_CHARS", "TimeWindow", "extract_time_window"]
 
@@ -179,10 +183,19 @@ def _parse_at(
 
 _PART = re.compile(
     r"\b(?P<part>early|mid|late|(?:at )?the (?:beginning|start|middle|end) of"
-    r"|(?:the )?(?:first|second) half of)(?: |-)",
+    r"|(?:the )?(?:first|second) half of"
+    r"|(?:(?:in|during) )?(?:the )?(?:first|second|third|fourth|last) week of"
+    r"|(?:in |during )?the week of)(?: |-)",
     FLAGS,
 )
+# The first name found in the words wins: "the first week of" before "the week of".
 _PART_NAMES = (
+    ("first week", "first week"),
+    ("second week", "second week"),
+    ("third week", "third week"),
+    ("fourth week", "fourth week"),
+    ("last week", "last week"),
+    ("week of", "week of"),
     ("first half", "first half"),
     ("second half", "second half"),
     ("beginning", "early"),
