@@ -26,6 +26,7 @@ from hindsight_tools.retain.reading_context import (
     memories_before,
 )
 from hindsight_tools.retain.token_vectors import (
+    banks_plan,
     missing_token_vectors_plan,
     store_readings_plan,
     store_token_vectors_plan,
@@ -331,16 +332,20 @@ def test_the_backfill_restores_the_reading_dropped_with_the_memory_before(
 ) -> None:
     for turn in TURNS:
         engine.retain(bank, [turn])
+    # memories without a document are never read after anything, nor each other
+    alone = [{"id": "n1", "text": "Nate likes turtles."}, {"id": "n2", "text": "Joanna paints."}]
+    engine.retain(bank, alone[:1])
+    engine.retain(bank, alone[1:])
     if change == "forgotten":
         engine.delete_memories(bank, ["a"])
-        expected = {**READ_AFTER, "b": "q"}
+        expected = {**READ_AFTER, "b": "q", "n1": None, "n2": None}
         del expected["a"]
-        whole = [TURNS[0], TURNS[1], TURNS[3], TURNS[4]]
+        whole = [TURNS[0], TURNS[1], TURNS[3], TURNS[4], *alone]
     else:
         rewritten = {**TURNS[2], "text": "Nate: I've had them for four years now!"}
         engine.retain(bank, [rewritten])
-        expected = READ_AFTER
-        whole = [TURNS[0], TURNS[1], rewritten, TURNS[3], TURNS[4]]
+        expected = {**READ_AFTER, "n1": None, "n2": None}
+        whole = [TURNS[0], TURNS[1], rewritten, TURNS[3], TURNS[4], *alone]
     assert read_after_whom(db, bank)["b"] is None
 
     async def backfill() -> int:
@@ -368,14 +373,14 @@ def test_the_backfill_reads_in_context_memories_retained_with_readings_off(
         assert plain.backfill_token_vectors(bank) == 0  # off, nothing is read in context
     assert read_after_whom(db, bank) == dict.fromkeys(READ_AFTER)
     # a batch of one: the pass goes on by id after each batch
-    assert engine.backfill_token_vectors(None, batch=1) == 3
+    assert engine.backfill_token_vectors(bank, batch=1) == 3
     assert read_after_whom(db, bank) == READ_AFTER
     reads_as_one_call(engine, db, bank)
 
 
-@pytest.mark.parametrize("change", ["forgotten", "moved"])
+@pytest.mark.parametrize("change", ["forgotten", "moved", "rewritten", "read"])
 def test_a_restored_reading_is_checked_when_it_is_written(
-    engine: MemoryEngine, bank: str, db: Conn, change: str
+    engine: MemoryEngine, settings: Settings, bank: str, db: Conn, change: str
 ) -> None:
     engine.retain(bank, TURNS)
     engine.delete_memories(bank, ["a"])
@@ -388,15 +393,27 @@ def test_a_restored_reading_is_checked_when_it_is_written(
         texts = {0: todo[0].text}
         assert todo[0].before is not None
         read = engine._core._read_in_context(1, texts, {0: todo[0].before})
-        # between the reading and the write, q is forgotten, or goes to another document
-        # with the same words
+        assert bank in run_plan(conn, banks_plan(None))
+        # between the reading and the write: q is forgotten, or goes to another document
+        # with the same words; b gets other words (stored without a reading), or another
+        # writer gives b a reading
+        off = settings.model_copy(update={"late_interaction_context": False})
         if change == "forgotten":
             engine.delete_memories(bank, ["q"])
-        else:
+        elif change == "moved":
             engine.retain(bank, [{**TURNS[0], "document_id": "s2"}])
-        run_plan(conn, store_readings_plan(todo, read))
+        elif change == "rewritten":
+            with MemoryEngine(engine.database_url, settings=off) as plain:
+                plain.retain(bank, [{**TURNS[4], "text": "Nate: They sleep a lot."}])
+        else:
+            db.execute(
+                "UPDATE memory_token_vectors SET context_vectors = '\\x01', context_of = 'q'"
+                " WHERE bank_id = %s AND id = 'b'",
+                (bank,),
+            )
+        assert run_plan(conn, store_readings_plan(bank, todo, read)) == 0
         conn.commit()
-    assert readings(db, bank)["b"] == (None, None)
+    assert readings(db, bank)["b"] == (("q", b"\x01") if change == "read" else (None, None))
 
 
 def test_the_async_engine_reads_a_message_after_the_one_stored_before(

@@ -334,7 +334,9 @@ def _backfill(args: argparse.Namespace) -> None:
             return
         filled = engine.backfill_token_vectors(args.bank, batch=args.batch_size)
     where = f"bank {args.bank}" if args.bank else "every bank"
-    print(f"stored late-interaction vectors for {filled} memories in {where}")
+    print(
+        f"stored late-interaction vectors or readings in context for {filled} memories in {where}"
+    )
 
 
 def _evaluate(args: argparse.Namespace) -> None:

@@ -352,8 +352,8 @@ class EngineCore:
         """Stores late-interaction vectors for memories that have none, ``batch`` at a
         time (each batch its own transaction), with their reading after the memory before
         them in their document, then, reading in context, the missing readings of memories
-        that have their own vectors; returns how many memories were encoded (a memory
-        re-retained meanwhile keeps the vectors of its new text)."""
+        that have their own vectors; returns how many memories were given vectors or a
+        reading (a memory re-retained meanwhile keeps the vectors of its new text)."""
         if bank_id is not None:
             validate_bank_id(bank_id)
         if batch < 1:
@@ -379,13 +379,13 @@ class EngineCore:
     def _restore_readings(self, bank_id: str | None, batch: int) -> Program[int]:
         """The backfill's second pass: the reading in context of each memory that has its
         own vectors but not that reading, though a memory comes before it in its
-        document; returns how many were encoded."""
-        found: ParallelResult = yield Parallel({"banks": banks_plan(bank_id)})
+        document; returns how many were stored."""
+        banks: ParallelResult = yield Parallel({"banks": banks_plan(bank_id)})
         restored = 0
-        for bank in found["banks"][0]:
+        for bank in banks["banks"][0]:
             after = ""
             while True:
-                found = yield Parallel({"todo": unread_plan(bank, after, batch)})
+                found: ParallelResult = yield Parallel({"todo": unread_plan(bank, after, batch)})
                 todo: list[Missing] = found["todo"][0]
                 if not todo:
                     break
@@ -394,8 +394,8 @@ class EngineCore:
                 readings = yield Blocking(
                     functools.partial(self._read_in_context, len(todo), texts, before)
                 )
-                yield Parallel({"store": store_readings_plan(todo, readings)})
-                restored += len(todo)
+                stored = yield Parallel({"store": store_readings_plan(bank, todo, readings)})
+                restored += stored["store"][0]
                 after = todo[-1].id
         return restored
 

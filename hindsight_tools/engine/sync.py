@@ -213,9 +213,11 @@ class MemoryEngine:
         them (before late interaction, or with it off), in ``bank_id`` or every bank.
         Reading in context (``HINDSIGHT_API_LATE_INTERACTION_CONTEXT``), it then also gives
         each memory that follows another in its document its missing reading after that
-        one: a reading is dropped when the memory it was read after is forgotten or
-        retained again, and memories retained with readings off have none. Returns how
-        many memories were encoded; 0 when late interaction is off."""
+        one by position: a reading is dropped when the memory it was read after is
+        forgotten or retained again, and memories retained with readings off have none (a
+        reading dropped during the run, behind where the run has got to, waits for the next
+        run). Returns how many memories were given vectors or a reading; 0 when late
+        interaction is off."""
         return self._drive(self._core.backfill_program(bank_id, batch))
 
     def get_memories(self, bank_id: str, ids: Sequence[str]) -> list[StoredMemory]:

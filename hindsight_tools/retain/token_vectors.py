@@ -70,18 +70,23 @@ CROSS JOIN LATERAL (
     LIMIT 1
 ) AS b
 WHERE v.bank_id = %(bank)s AND v.context_vectors IS NULL AND v.id > %(after)s
+  AND m.id > %(after)s AND m.document_id IS NOT NULL AND m.document_position IS NOT NULL
 ORDER BY v.id LIMIT %(limit)s
 """
 # Kept only while, under the bank's lock, the memory still has the text read and the one
-# it was read after still comes before it in its document with the words read.
-_STORE_READING = """
-UPDATE memory_token_vectors t SET context_vectors = %(context_vectors)s, context_of = p.id
-FROM memory_units m, memory_units p
-WHERE t.bank_id = %(bank)s AND t.id = %(id)s AND t.context_vectors IS NULL
-  AND m.bank_id = %(bank)s AND m.id = %(id)s AND m.text = %(text)s
-  AND p.bank_id = %(bank)s AND p.id = %(context_of)s
+# it was read after still comes before it in its document with the words read; returns
+# the memories given their reading.
+_STORE_READINGS = """
+UPDATE memory_token_vectors t SET context_vectors = r.vectors, context_of = p.id
+FROM unnest(%(ids)s::text[], %(texts)s::text[], %(vectors)s::bytea[], %(of)s::text[],
+            %(words)s::text[]) AS r(id, text, vectors, of, words),
+     memory_units m, memory_units p
+WHERE t.bank_id = %(bank)s AND t.id = r.id AND t.context_vectors IS NULL
+  AND m.bank_id = %(bank)s AND m.id = r.id AND m.text = r.text
+  AND p.bank_id = %(bank)s AND p.id = r.of
   AND p.document_id = m.document_id AND p.document_position < m.document_position
-  AND left(p.text, %(chars)s) = %(before_text)s
+  AND left(p.text, %(chars)s) = r.words
+RETURNING t.id
 """
 
 
@@ -168,23 +173,29 @@ def unread_plan(bank_id: str, after: str, limit: int) -> Plan[list[Missing]]:
     ]
 
 
-def store_readings_plan(rows: Sequence[Missing], readings: Sequence[bytes | None]) -> Plan[None]:
+def store_readings_plan(
+    bank_id: str, rows: Sequence[Missing], readings: Sequence[bytes | None]
+) -> Plan[int]:
     """Stores each memory's reading after the memory before it (by the same index in
-    ``readings``), where both are as they were read."""
-    for bank in sorted({row.bank_id for row in rows}):
-        yield Statement(LOCK_BANK, {"bank": bank}, "none")
-    params = [
-        {
-            "bank": row.bank_id,
-            "id": row.id,
-            "text": row.text,
-            "context_vectors": read,
-            "context_of": row.before.id,
-            "before_text": row.before.text,
-            "chars": PREVIOUS_MAX_CHARS,
-        }
+    ``readings``), where both are as they were read; returns how many were stored."""
+    kept = [
+        (row, read)
         for row, read in zip(rows, readings, strict=True)
         if read is not None and row.before is not None
     ]
-    if params:
-        yield Statement(_STORE_READING, params, "many")
+    if not kept:
+        return 0
+    yield Statement(LOCK_BANK, {"bank": bank_id}, "none")
+    stored = yield Statement(
+        _STORE_READINGS,
+        {
+            "bank": bank_id,
+            "ids": [row.id for row, _ in kept],
+            "texts": [row.text for row, _ in kept],
+            "vectors": [read for _, read in kept],
+            "of": [row.before.id for row, _ in kept if row.before is not None],
+            "words": [row.before.text for row, _ in kept if row.before is not None],
+            "chars": PREVIOUS_MAX_CHARS,
+        },
+    )
+    return len(stored)
