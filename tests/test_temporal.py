@@ -221,6 +221,21 @@ CASES = [
     ("the fourth week of May", "2024-05-22", "2024-05-28" + E),
     ("What did they do the week of May 8, 2023?", "2023-05-08", "2023-05-14" + E),
     ("during the week of 2023-05-10", "2023-05-08", "2023-05-14" + E),
+    ("the weekend of June 8", "2024-06-08", "2024-06-09" + E),
+    ("end of last month", "2024-05-21", "2024-05-31" + E),
+    # two expressions joined, the year of the second shared
+    ("What did I mention in January and February?", "2024-01-01", "2024-02-29" + E),
+    ("in January or February 2024", "2024-01-01", "2024-02-29" + E),
+    ("What did she do in spring and summer 2023?", "2023-03-01", "2023-08-31" + E),
+    ("What happened in June/July 2023?", "2023-06-01", "2023-07-31" + E),
+    ("in June-July 2023", "2023-06-01", "2023-07-31" + E),
+    ("Q1 and Q2 2023", "2023-01-01", "2023-06-30" + E),
+    ("in 2023 and 2024", "2023-01-01", "2024-12-31" + E),
+    ("What did I do between 1 and 15 May 2023?", "2023-05-01", "2023-05-15" + E),
+    ("1-15 May 2023", "2023-05-01", "2023-05-15" + E),
+    ("from the 3rd to the 10th of June", "2024-06-03", "2024-06-10" + E),
+    ("in the summer months of 2023", "2023-06-01", "2023-08-31" + E),
+    ("What did Caroline and Melanie do in May?", "2024-05-01", "2024-05-31" + E),
 ]
 
 
@@ -272,6 +287,8 @@ NEGATIVES = [
     "What is an H1 visa?",
     "Which features shipped in v2023-06?",
     "What happened the week of the move?",
+    "Did May and June come?",
+    "What did we discuss at the end of the trip?",
     "",
 ]
 

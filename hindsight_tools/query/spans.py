@@ -162,8 +162,11 @@ def split_part(span: Span, part: str) -> Span | None:
     its last seven); the Monday-Sunday week of a day ("week of"). Other spans have no such
     part ("late yesterday", "the first week of 2023"): None."""
     start, stop = span.start, span.end + TICK
-    if part == "week of":
-        return week_span(start.date()) if stop - start == timedelta(days=1) else None
+    if part in ("week of", "weekend of"):
+        if stop - start != timedelta(days=1):
+            return None
+        week = week_span(start.date())
+        return week if part == "week of" else Span(week.start + timedelta(days=5), week.end)
     months = (stop.year - start.year) * 12 + stop.month - start.month
     aligned = start == month_start(start.year, start.month) and stop == month_start(
         stop.year, stop.month

@@ -423,7 +423,7 @@ RULES: tuple[Rule, ...] = (
     ),
     *named_rules(
         "season",
-        rf"(?P<season>{SEASON})",
+        rf"(?P<season>{SEASON})(?: months\b)?",
         year=_season_year,
         named=_season_named,
         alone=rf"(?P<season>{SEASON}){NOT_NAME}(?! of (?!\d))",

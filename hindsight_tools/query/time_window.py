@@ -46,7 +46,11 @@ Conventions
 * "2023-06" (ISO 8601's year-month), "2023/06" and "06/2023" are that month; "H1 2023",
   "2023 H2" a half year (a half without its year is no time: "an H1 visa").
 * "between X and Y", "from X to Y": X's start .. Y's end; an X without a year is placed
-  just before Y ends ("between March and May 2023"). "since X": X's start, open end;
+  just before Y ends ("between March and May 2023"). Joined without "between" ("June-July
+  2023", "spring and summer 2023", "January or February", "Q1 and Q2 2023") the same,
+  when Y names a year or a time word comes before X ("May and June" alone are people). A
+  bare day before a date is of that date's month ("1-15 May 2023"). "The weekend of" a
+  day is that week's Saturday and Sunday. "since X": X's start, open end;
   "after X": right after X's end, open end; "before X": open start, right before X's start;
   "until X": open start, X's end.
 * When a query names several times the leftmost expression wins (the longest if two start
@@ -182,10 +186,10 @@ def _parse_at(
 
 
 _PART = re.compile(
-    r"\b(?P<part>early|mid|late|(?:at )?the (?:beginning|start|middle|end) of"
+    r"\b(?P<part>early|mid|late|(?:at )?(?:the )?(?:beginning|start|middle|end) of"
     r"|(?:the )?(?:first|second) half of"
     r"|(?:(?:in|during) )?(?:the )?(?:first|second|third|fourth|last) week of"
-    r"|(?:in |during )?the week of)(?: |-)",
+    r"|(?:(?:in|during|on|over) )?the (?:week|weekend) of)(?: |-)",
     FLAGS,
 )
 # The first name found in the words wins: "the first week of" before "the week of".
@@ -195,6 +199,7 @@ _PART_NAMES = (
     ("third week", "third week"),
     ("fourth week", "fourth week"),
     ("last week", "last week"),
+    ("weekend of", "weekend of"),
     ("week of", "week of"),
     ("first half", "first half"),
     ("second half", "second half"),
@@ -286,6 +291,22 @@ def _range(text: str, now: datetime) -> _Found | None:
     return None
 
 
+# "between 1 and 15 May 2023", "from the 3rd to the 10th of June": a day without its month
+_BARE_DAY = re.compile(r"(?:the )?(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?", FLAGS)
+
+
+def _day_of(text: str, x_at: int, x_end: int, y: Span) -> tuple[Span, int] | None:
+    """A bare day number before a single day ``y``: that day of ``y``'s month."""
+    m = _BARE_DAY.fullmatch(text, x_at, x_end)
+    if m is None or y.end + TICK - y.start != timedelta(days=1):
+        return None
+    try:
+        start = y.start.replace(day=int(m["day"]))
+    except ValueError:  # the 31st of a shorter month
+        return None
+    return (Span(start, start + timedelta(days=1) - TICK), x_end) if start <= y.start else None
+
+
 def _range_window(
     text: str, x_at: int, sep: re.Match[str], now: datetime
 ) -> tuple[TimeWindow, int] | None:
@@ -294,6 +315,8 @@ def _range_window(
         present = _PRESENT.match(text, sep.end())
         y = (Span(now, now), present.end()) if present else None
     x = _parse_at(text, x_at, now, sep.start()) if y else None
+    if x is None and y is not None:
+        x = _day_of(text, x_at, sep.start(), y[0])
     if x is None or y is None:
         return None
     (y_start, y_end), stop = y
@@ -307,4 +330,35 @@ def _range_window(
     return TimeWindow(min(x_start, y_start), max(x_end, y_end)), stop
 
 
-_FINDERS: tuple[_Finder, ...] = (_range, _open_ended, _parts, *(_simple(r) for r in RULES))
+# "June-July 2023", "spring and summer 2023", "in January or February", "1-15 May 2023":
+# two expressions joined, read as from the first to the second, the first placed before
+# the second ends when it has no year (as after "between"). Counted only when the second
+# names a year or a time word comes before the first: "May and June" alone are people.
+_JOIN = re.compile(r" ?[-/&] ?| (?:and|or|to|through|thru|till|until) ", FLAGS)
+_JOIN_CONTEXT = re.compile(r"\b(?:in|during|throughout|around|over|on)(?: the)? $", FLAGS)
+_MAX_JOINED = 30  # characters of the first expression to look back through
+
+
+def _joined(text: str, now: datetime) -> _Found | None:
+    for sep in itertools.islice(_JOIN.finditer(text), MAX_TRIES_PER_RULE):
+        lookback = max(0, sep.start() - _MAX_JOINED)
+        starts = [p for p in range(lookback, sep.start()) if p == 0 or text[p - 1] == " "]
+        for x_at in starts:  # the longest first expression first
+            found = _range_window(text, x_at, sep, now)
+            if found is None:
+                continue
+            window, stop = found
+            named_year = _HAS_YEAR.search(text, sep.end(), stop)
+            if named_year or _JOIN_CONTEXT.search(text, max(0, x_at - 20), x_at):
+                return x_at, stop - x_at, window
+            break
+    return None
+
+
+_FINDERS: tuple[_Finder, ...] = (
+    _range,
+    _open_ended,
+    _parts,
+    _joined,
+    *(_simple(r) for r in RULES),
+)
