@@ -14,7 +14,8 @@ One run reports, each on its own table:
   them. A default that only helps the first half is not kept.
 * **Time-scoped questions generated from the same conversations' session dates**, of four
   shapes: a month ("What did Caroline talk about in July 2023?"), a season ("What happened
-  in the summer of 2023?"), a month range ("… between March and May 2023?") and a relative
+  in the summer of 2023?"), a month range ("… between March and May 2023?"), two months
+  joined ("… in June and July 2023?", "June-July 2023", "June or July 2023") and a relative
   period ("What did Jon do last month?", asked on the 15th of the following month). LoCoMo's
   own "temporal" category asks *when* something happened, never *what happened in* a
   period, so these are the only real-data questions of that shape. Scored by **window
@@ -86,7 +87,9 @@ WINDOW_KS = (5, 10)
 # fill a top 10, and its floor would be noise.
 MIN_PERIOD_MEMORIES = 10
 SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "winter": 12}
-SHAPES = ("month", "season", "month range", "relative")
+SHAPES = ("month", "season", "month range", "joined months", "relative")
+# Two months joined without "between", each way a question may join them
+JOINERS = ("{a} and {b}", "{a}-{b}", "{a} or {b}")
 # BEAM's speakers: its questions are the user's own, about their chats with an assistant.
 CHAT_SPEAKERS = {"user", "assistant"}
 
@@ -176,7 +179,7 @@ def _askers(speakers: set[str]) -> list[str]:
 
 
 def time_questions(bank: BankData, asked_at: datetime) -> list[TimeQuestion]:
-    """The four shapes for every period of ``bank`` holding at least
+    """The five shapes for every period of ``bank`` holding at least
     :data:`MIN_PERIOD_MEMORIES` memories and not all of them (a period holding the whole
     bank asks nothing of time: any order is in it). Absolute periods are asked at
     ``asked_at`` (the conversation's own question time), relative ones on the 15th of the
@@ -211,6 +214,15 @@ def time_questions(bank: BankData, asked_at: datetime) -> list[TimeQuestion]:
                 f"{_name(last.month)} {last.year}?"
             )
             add("month range", text, _month(year, month, 3), asked_at)
+        following = _first_of(year, month, 1)
+        if n % 3 == 1 and (following.year, following.month) in months:
+            # ranges' second months: both months hold memories
+            a, b = _name(month), f"{_name(following.month)} {following.year}"
+            if following.year != year:
+                a = f"{a} {year}"
+            joiner = JOINERS[n // 3 % len(JOINERS)]
+            text = f"What did {who} do in {joiner.format(a=a, b=b)}?"
+            add("joined months", text, _month(year, month, 2), asked_at)
     for year, season in sorted({(_season_year(y, m), _season_of(m)) for y, m in months}):
         add(
             "season",

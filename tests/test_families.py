@@ -114,6 +114,10 @@ def test_generated_questions_expect_exactly_their_periods_memories() -> None:
     winter = by_text["What happened in the winter of 2023?"]
     assert len(winter.in_window) == MIN_PERIOD_MEMORIES + 3
 
+    joined = by_text["What did Ben do in June and July 2023?"]
+    assert joined.period == Period(date(2023, 6, 1), date(2023, 8, 1))
+    assert len(joined.in_window) == 2 * MIN_PERIOD_MEMORIES
+
     relative = [q for q in questions if q.shape == "relative"]
     assert {q.query_time for q in relative} >= {datetime(2023, 7, 15, 12, tzinfo=UTC)}
     assert not any(q.shape == "month" and "February 2024" in q.question for q in questions)
@@ -197,9 +201,10 @@ def test_time_scoped_questions_are_asked_of_a_chat_data_set(
         assert f"## Time-scoped questions on BEAM, {half} half" in report
         asked = json.loads(dump.read_text())[f"beam-time-{half}"]["questions"]
         assert {q["bank"] for q in asked} == {bank}
-        # a month and a relative question for each session's month; the season and the
-        # month range hold the whole chat and are not asked
-        assert len(asked) == 6
+        # a month and a relative question for each session's month, and the second and
+        # third months joined; the season and the month range hold the whole chat and are
+        # not asked
+        assert len(asked) == 7
     rows = [line for line in report.splitlines() if line.startswith("| all |")]
     assert len(rows) == 2
     for row in rows:
