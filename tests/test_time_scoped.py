@@ -40,6 +40,23 @@ def test_the_named_season_comes_first(engine: MemoryEngine, demo: str) -> None:
     assert _in("2023-06-01", "2023-09-01") == SUMMER_2023
 
 
+@pytest.mark.parametrize(
+    ("question", "start", "end"),
+    [
+        ("What did Priya do in spring and summer 2023?", "2023-03-01", "2023-09-01"),
+        ("What did Priya do in June-July 2023?", "2023-06-01", "2023-08-01"),
+    ],
+)
+def test_two_periods_joined_share_the_year_named_last(
+    engine: MemoryEngine, demo: str, question: str, start: str, end: str
+) -> None:
+    # asked two years later: read alone, "spring" and "June" would be this year's
+    expected = _in(start, end)
+    assert len(expected) >= 2
+    result = engine.recall(demo, question, query_timestamp=DEMO_NOW)
+    assert {m.id for m in result.memories[: len(expected)]} == expected
+
+
 def test_a_relative_period_resolves_against_the_query_time(engine: MemoryEngine, demo: str) -> None:
     spring = _in("2025-03-01", "2025-06-01")
     assert len(spring) >= 4
