@@ -224,6 +224,17 @@ def _concrete_day(m: re.Match[str], now: datetime) -> Span | None:
     return None if parsed is None else day_span(parsed.date())
 
 
+def _day_range(m: re.Match[str], now: datetime) -> Span | None:
+    month, first, last = _month(m), int(m["d1"]), int(m["d2"])
+    if m["year"]:
+        year = int(m["year"])
+    else:
+        year = latest_started(lambda y: month_span(y, month), now.year, now).start.year
+    # a day past the month's end raises ValueError: no match
+    start, end = date(year, month, first), date(year, month, last)
+    return None if end < start else day_span(start, (end - start).days + 1)
+
+
 def _month_year(m: re.Match[str], now: datetime) -> Span:
     return month_span(int(m["year"]), _month(m))
 
@@ -362,6 +373,11 @@ RULES: tuple[Rule, ...] = (
         r"(?<![\w/.-])(?:(?P<ny>1[5-9]\d\d|2\d\d\d)[-/](?P<nm>0[1-9]|1[0-2])"
         r"|(?P<nm2>0?[1-9]|1[0-2])/(?P<ny2>1[5-9]\d\d|2\d\d\d))(?![\w/]|[-.]\d)",
         _numeric_month,
+    ),
+    rule(
+        "days of a month",
+        rf"\b(?P<mon>{MONTH_ANY}) (?P<d1>{_DAY}) ?- ?(?P<d2>{_DAY})(?:,? {YEAR})?",
+        _day_range,
     ),
     rule(
         "date",

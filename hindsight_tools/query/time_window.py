@@ -47,10 +47,11 @@ Conventions
   "2023 H2" a half year (a half without its year is no time: "an H1 visa").
 * "between X and Y", "from X to Y": X's start .. Y's end; an X without a year is placed
   just before Y ends ("between March and May 2023"). Joined without "between" ("June-July
-  2023", "spring and summer 2023", "January or February", "Q1 and Q2 2023") the same,
-  when Y names a year or a time word comes before X ("May and June" alone are people). A
-  bare day before a date is of that date's month ("1-15 May 2023"). "The weekend of" a
-  day is that week's Saturday and Sunday. "since X": X's start, open end;
+  2023", "spring and summer 2023", "January or February 2024", "Q1 and Q2 2023") the
+  same, when Y names its year ("in January and February" is January; "May and June" alone
+  are people). A bare day before a date is of that date's month, and must not come after
+  it ("1-15 May 2023"); "May 1-15, 2023" is those days too. "The weekend of" a day is that
+  week's Saturday and Sunday. "since X": X's start, open end;
   "after X": right after X's end, open end; "before X": open start, right before X's start;
   "until X": open start, X's end.
 * When a query names several times the leftmost expression wins (the longest if two start
@@ -220,7 +221,10 @@ def _part_at(text: str, pos: int, now: datetime, endpos: int | None) -> tuple[Sp
     inner = _parse_at(text, m.end(), now, endpos, parts=False) if m else None
     if m is None or inner is None:
         return None
-    span = split_part(inner[0], _part_name(m["part"]))
+    try:
+        span = split_part(inner[0], _part_name(m["part"]))
+    except (ValueError, OverflowError):  # "the weekend of" the last days of year 9999
+        return None
     return None if span is None else (span, inner[1])
 
 
@@ -308,9 +312,15 @@ def _day_of(text: str, x_at: int, x_end: int, y: Span) -> tuple[Span, int] | Non
 
 
 def _range_window(
-    text: str, x_at: int, sep: re.Match[str], now: datetime
+    text: str,
+    x_at: int,
+    sep: re.Match[str],
+    now: datetime,
+    y: tuple[Span, int] | None = None,
 ) -> tuple[TimeWindow, int] | None:
-    y = _parse_at(text, sep.end(), now)
+    """X from ``x_at`` to ``sep``, Y after it (``y`` when already read): their hull."""
+    if y is None:
+        y = _parse_at(text, sep.end(), now)
     if y is None:
         present = _PRESENT.match(text, sep.end())
         y = (Span(now, now), present.end()) if present else None
@@ -330,28 +340,26 @@ def _range_window(
     return TimeWindow(min(x_start, y_start), max(x_end, y_end)), stop
 
 
-# "June-July 2023", "spring and summer 2023", "in January or February", "1-15 May 2023":
+# "June-July 2023", "spring and summer 2023", "January or February 2024", "1-15 May 2023":
 # two expressions joined, read as from the first to the second, the first placed before
-# the second ends when it has no year (as after "between"). Counted only when the second
-# names a year or a time word comes before the first: "May and June" alone are people.
+# the second ends when it has no year (as after "between"). Only a second that names its
+# year joins: after "and", "fall", "may" and "date" are as often words, "May and June"
+# people, and a second without a year would be read against now, not after the first.
 _JOIN = re.compile(r" ?[-/&] ?| (?:and|or|to|through|thru|till|until) ", FLAGS)
-_JOIN_CONTEXT = re.compile(r"\b(?:in|during|throughout|around|over|on)(?: the)? $", FLAGS)
 _MAX_JOINED = 30  # characters of the first expression to look back through
 
 
 def _joined(text: str, now: datetime) -> _Found | None:
     for sep in itertools.islice(_JOIN.finditer(text), MAX_TRIES_PER_RULE):
+        y = _parse_at(text, sep.end(), now)
+        if y is None or not _HAS_YEAR.search(text, sep.end(), y[1]):
+            continue
         lookback = max(0, sep.start() - _MAX_JOINED)
         starts = [p for p in range(lookback, sep.start()) if p == 0 or text[p - 1] == " "]
         for x_at in starts:  # the longest first expression first
-            found = _range_window(text, x_at, sep, now)
-            if found is None:
-                continue
-            window, stop = found
-            named_year = _HAS_YEAR.search(text, sep.end(), stop)
-            if named_year or _JOIN_CONTEXT.search(text, max(0, x_at - 20), x_at):
-                return x_at, stop - x_at, window
-            break
+            found = _range_window(text, x_at, sep, now, y)
+            if found is not None:
+                return x_at, found[1] - x_at, found[0]
     return None
 
 
