@@ -78,11 +78,13 @@ def same_readings(engine: MemoryEngine, db: Conn, bank: str, other: str) -> None
         assert score == pytest.approx(other_score, abs=0.01), memory
 
 
-def reads_as_one_call(engine: MemoryEngine, db: Conn, bank: str) -> None:
-    """``bank`` holds the readings in context of :data:`TURNS` retained in one call."""
+def reads_as_one_call(
+    engine: MemoryEngine, db: Conn, bank: str, turns: Sequence[dict[str, Any]] = TURNS
+) -> None:
+    """``bank`` holds the readings in context of ``turns`` retained in one call."""
     one_call = f"{bank}-whole"
     try:
-        engine.retain(one_call, TURNS)
+        engine.retain(one_call, turns)
         same_readings(engine, db, bank, one_call)
     finally:
         engine.delete_bank(one_call)
@@ -354,12 +356,7 @@ def test_the_backfill_restores_the_reading_dropped_with_the_memory_before(
 
     assert asyncio.run(backfill()) == 1
     assert read_after_whom(db, bank) == expected
-    one_call = f"{bank}-whole"
-    try:
-        engine.retain(one_call, whole)
-        same_readings(engine, db, bank, one_call)
-    finally:
-        engine.delete_bank(one_call)
+    reads_as_one_call(engine, db, bank, whole)
     # nothing is left to restore, and memories first of their document are not counted
     assert engine.backfill_token_vectors(bank) == 0
 

@@ -15,19 +15,20 @@ from hindsight_tools.retain.plans import LOCK_BANK
 from hindsight_tools.retain.reading_context import PREVIOUS_MAX_CHARS, Before
 from hindsight_tools.runtime.plan import Plan, Statement
 
-# Backfill of late-interaction vectors (see MemoryEngine.backfill_token_vectors), with the
-# memory before each one by its place in its document (none for a memory stored before
-# positions were kept).
-_MISSING_TOKEN_VECTORS = """
-SELECT m.id, m.text, b.id, left(b.text, %(chars)s)
-FROM memory_units m
-LEFT JOIN LATERAL (
+# The memory before memory m by its place in its document (none for a memory stored before
+# positions were kept): the backfill reads m after it.
+_BEFORE_IN_DOCUMENT = """(
     SELECT p.id, p.text FROM memory_units p
     WHERE p.bank_id = %(bank)s AND p.document_id = m.document_id
       AND p.document_position < m.document_position
     ORDER BY p.document_position DESC
     LIMIT 1
-) AS b ON true
+) AS b"""
+# Backfill of late-interaction vectors (see MemoryEngine.backfill_token_vectors).
+_MISSING_TOKEN_VECTORS = f"""
+SELECT m.id, m.text, b.id, left(b.text, %(chars)s)
+FROM memory_units m
+LEFT JOIN LATERAL {_BEFORE_IN_DOCUMENT} ON true
 WHERE m.bank_id = %(bank)s
   AND NOT EXISTS (SELECT 1 FROM memory_token_vectors v
                   WHERE v.bank_id = %(bank)s AND v.id = m.id)
@@ -58,17 +59,11 @@ ON CONFLICT DO NOTHING
 # Memories with their own vectors but no reading in context, and the memory now before
 # each in its document; by id after ``after``, so that a reading that cannot be stored
 # (its memory changed meanwhile) is not asked for again by the same backfill.
-_UNREAD = """
+_UNREAD = f"""
 SELECT m.id, m.text, b.id, left(b.text, %(chars)s)
 FROM memory_token_vectors v
 JOIN memory_units m ON m.bank_id = v.bank_id AND m.id = v.id
-CROSS JOIN LATERAL (
-    SELECT p.id, p.text FROM memory_units p
-    WHERE p.bank_id = %(bank)s AND p.document_id = m.document_id
-      AND p.document_position < m.document_position
-    ORDER BY p.document_position DESC
-    LIMIT 1
-) AS b
+CROSS JOIN LATERAL {_BEFORE_IN_DOCUMENT}
 WHERE v.bank_id = %(bank)s AND v.context_vectors IS NULL AND v.id > %(after)s
   AND m.id > %(after)s AND m.document_id IS NOT NULL AND m.document_position IS NOT NULL
 ORDER BY v.id LIMIT %(limit)s
