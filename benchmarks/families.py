@@ -216,7 +216,8 @@ def time_questions(bank: BankData, asked_at: datetime) -> list[TimeQuestion]:
             add("month range", text, _month(year, month, 3), asked_at)
         following = _first_of(year, month, 1)
         if n % 3 == 1 and (following.year, following.month) in months:
-            # ranges' second months: both months hold memories
+            # on the months after those ranges start on, so the two shapes overlap little;
+            # both months must hold memories
             a, b = _name(month), f"{_name(following.month)} {following.year}"
             if following.year != year:
                 a = f"{a} {year}"

@@ -389,11 +389,7 @@ class EngineCore:
                 todo: list[Missing] = found["todo"][0]
                 if not todo:
                     break
-                texts = {i: m.text for i, m in enumerate(todo)}
-                before = {i: m.before for i, m in enumerate(todo) if m.before is not None}
-                readings = yield Blocking(
-                    functools.partial(self._read_in_context, len(todo), texts, before)
-                )
+                readings = yield Blocking(functools.partial(self._read_missing, todo))
                 stored = yield Parallel({"store": store_readings_plan(bank, todo, readings)})
                 restored += stored["store"][0]
                 after = todo[-1].id
@@ -407,11 +403,14 @@ class EngineCore:
         late = self.late_interaction
         assert late is not None
         own = late.encode_documents([m.text for m in todo])
-        if not self.reads_in_context:
-            return own, None
+        return own, self._read_missing(todo) if self.reads_in_context else None
+
+    def _read_missing(self, todo: Sequence[Missing]) -> list[bytes | None]:
+        """By index, each memory of ``todo`` read after the memory before it, where the
+        store knows one."""
         texts = {i: m.text for i, m in enumerate(todo)}
         before = {i: m.before for i, m in enumerate(todo) if m.before is not None}
-        return own, self._read_in_context(len(todo), texts, before)
+        return self._read_in_context(len(todo), texts, before)
 
     def recall_program(
         self, bank_id: str, query: str, options: dict[str, Any]

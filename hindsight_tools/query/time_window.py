@@ -72,7 +72,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from hindsight_tools.query.spans import FLAGS, TICK, Span, split_part
+from hindsight_tools.query.spans import FLAGS, TICK, Span, day_span, split_part
 from hindsight_tools.query.time_rules import RULES, Handler, Rule
 
 __all__ = ["MAX_QUERY_CHARS", "TimeWindow", "extract_time_window"]
@@ -308,7 +308,7 @@ def _day_of(text: str, x_at: int, x_end: int, y: Span) -> tuple[Span, int] | Non
         start = y.start.replace(day=int(m["day"]))
     except ValueError:  # the 31st of a shorter month
         return None
-    return (Span(start, start + timedelta(days=1) - TICK), x_end) if start <= y.start else None
+    return (day_span(start.date()), x_end) if start <= y.start else None
 
 
 def _range_window(

@@ -87,8 +87,9 @@ RETURNING t.id
 
 @dataclass(frozen=True)
 class Missing:
-    """A memory stored without late-interaction vectors, and the memory before it in its
-    document, where the store knows one."""
+    """A memory the backfill encodes (stored without late-interaction vectors, or without
+    its reading in context), and the memory before it in its document, where the store
+    knows one."""
 
     bank_id: str
     id: str
@@ -174,7 +175,7 @@ def store_readings_plan(
     """Stores each memory's reading after the memory before it (by the same index in
     ``readings``), where both are as they were read; returns how many were stored."""
     kept = [
-        (row, read)
+        (row, row.before, read)
         for row, read in zip(rows, readings, strict=True)
         if read is not None and row.before is not None
     ]
@@ -185,11 +186,11 @@ def store_readings_plan(
         _STORE_READINGS,
         {
             "bank": bank_id,
-            "ids": [row.id for row, _ in kept],
-            "texts": [row.text for row, _ in kept],
-            "vectors": [read for _, read in kept],
-            "of": [row.before.id for row, _ in kept if row.before is not None],
-            "words": [row.before.text for row, _ in kept if row.before is not None],
+            "ids": [row.id for row, _, _ in kept],
+            "texts": [row.text for row, _, _ in kept],
+            "vectors": [read for _, _, read in kept],
+            "of": [before.id for _, before, _ in kept],
+            "words": [before.text for _, before, _ in kept],
             "chars": PREVIOUS_MAX_CHARS,
         },
     )
