@@ -237,11 +237,30 @@ CASES = [
     ("What did Caroline and Melanie do in May?", "2024-05-01", "2024-05-31" + E),
     ("May 1-15, 2023", "2023-05-01", "2023-05-15" + E),
     ("May 1-15", "2024-05-01", "2024-05-15" + E),
-    # a second expression without its year joins nothing: it would be read against now,
-    # and after "and" a month or season name is as often a word
+    # a second expression without its year joins only a first of its own kind without
+    # one: after "and" a month or season name is as often a word
+    ("What did I do in January and February?", "2024-01-01", "2024-02-29" + E),
+    ("during the spring and the summer", "2024-03-01", "2024-08-31" + E),
+    ("What did we do on Monday and Tuesday?", "2024-06-10", "2024-06-11" + E),
+    ("in December and January", "2023-12-01", "2024-01-31" + E),
+    ("in Q1 and Q2", "2024-01-01", "2024-06-30" + E),
     ("in January 2023 and March", "2023-01-01", "2023-01-31" + E),
     ("in June and fall asleep", "2024-06-01", "2024-06-30" + E),
     ("in May and date nights", "2024-05-01", "2024-05-31" + E),
+    ("in January and may go", "2024-01-01", "2024-01-31" + E),
+    ("on Tuesday and Thursday mornings", "2024-06-11", "2024-06-11" + E),
+    # a bare day after a date, a half before one with its year, weeks of any period
+    ("What happened between June 3 and 5?", "2024-06-03", "2024-06-05" + E),
+    ("between June 3 and 5 pm", "2024-06-03", "2024-06-03" + E),
+    ("between May 28 and 2", "2024-05-28", "2024-05-28" + E),
+    ("H1 and H2 2023", "2023-01-01", "2023-12-31" + E),
+    ("since H1", "2024-01-01", None),
+    ("the first week of 2023", "2023-01-01", "2023-01-07" + E),
+    ("the last week of 2023", "2023-12-25", "2023-12-31" + E),
+    ("the first week of summer 2023", "2023-06-01", "2023-06-07" + E),
+    # a fortnight is two weeks
+    ("in the last fortnight", "2024-05-29T15:30", "2024-06-12T15:30"),
+    ("a fortnight ago", "2024-05-27", "2024-06-02" + E),
 ]
 
 
@@ -291,6 +310,8 @@ NEGATIVES = [
     "What colour were the Easter eggs?",
     "They waited '24 hours' for it",
     "What is an H1 visa?",
+    "What did she say before H1 visa approval?",
+    "What did the H1-B holders ask?",
     "Which features shipped in v2023-06?",
     "What happened the week of the move?",
     "Did May and June come?",
@@ -390,6 +411,10 @@ HOSTILE = [
     "the weekend of 9999-12-30",
     "the week of 12/30/9999",
     ("a " * 15 + "- June 5, 2023 ") * 20,
+    "on Monday and Tuesday " * 2_000,
+    "between June 3 and 5 and " * 500,
+    "H1 and " * 1_000,
+    "a fortnight " * 1_000,
     "\n\t\r\x0b\x0c",
 ]
 

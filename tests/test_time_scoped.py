@@ -57,6 +57,33 @@ def test_two_periods_joined_share_the_year_named_last(
     assert {m.id for m in result.memories[: len(expected)]} == expected
 
 
+@pytest.mark.parametrize(
+    ("question", "asked", "start", "end"),
+    [
+        (
+            "What happened in the spring and summer?",
+            datetime(2023, 9, 30),
+            "2023-03-01",
+            "2023-09-01",
+        ),
+        (
+            "What did Priya do in October and November?",
+            datetime(2024, 1, 5),
+            "2023-10-01",
+            "2023-12-01",
+        ),
+    ],
+)
+def test_two_names_without_a_year_are_the_latest_such_pair(
+    engine: MemoryEngine, demo: str, question: str, asked: datetime, start: str, end: str
+) -> None:
+    # read alone, "spring" and "October" would leave the second period's memories to chance
+    expected = _in(start, end)
+    assert len(expected) >= 2
+    result = engine.recall(demo, question, query_timestamp=asked)
+    assert {m.id for m in result.memories[: len(expected)]} == expected
+
+
 def test_a_relative_period_resolves_against_the_query_time(engine: MemoryEngine, demo: str) -> None:
     spring = _in("2025-03-01", "2025-06-01")
     assert len(spring) >= 4

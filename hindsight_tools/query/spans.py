@@ -150,17 +150,17 @@ def by_modifier(word: str, make: Maker, around: int, now: datetime) -> Span:
     return _MODIFIERS[modifier(word)](make, around, now)
 
 
-# The weeks of a month by their first day: a month's fourth week is its days 22-28, its
-# last week its last seven days.
-_WEEK_OF_MONTH = {"first week": 0, "second week": 7, "third week": 14, "fourth week": 21}
+# The weeks of a period of whole months by their first day: a month's fourth week is its
+# days 22-28, its last week its last seven days; a year's first week is 1-7 January.
+_WEEK_OF_PERIOD = {"first week": 0, "second week": 7, "third week": 14, "fourth week": 21}
 
 
 def split_part(span: Span, part: str) -> Span | None:
     """The early/mid/late third or first/second half of a span of whole months or years:
     a year splits Jan-Apr / May-Aug / Sep-Dec, a month 1-10 / 11-20 / 21-end, a decade
-    0-3 / 4-6 / 7-9; the first to fourth and the last week of a month (days 1-7, …, 22-28,
-    its last seven); the Monday-Sunday week of a day ("week of"). Other spans have no such
-    part ("late yesterday", "the first week of 2023"): None."""
+    0-3 / 4-6 / 7-9; the first to fourth and the last week of a month, season, quarter or
+    year (its days 1-7, …, 22-28, its last seven); the Monday-Sunday week of a day ("week
+    of"). Other spans have no such part ("late yesterday"): None."""
     start, stop = span.start, span.end + TICK
     if part in ("week of", "weekend of"):
         if stop - start != timedelta(days=1):
@@ -174,9 +174,7 @@ def split_part(span: Span, part: str) -> Span | None:
     if not aligned or months < 1:
         return None
     if part.endswith("week"):
-        if months != 1:
-            return None
-        first_day = _WEEK_OF_MONTH.get(part, (stop - start).days - 7)
+        first_day = _WEEK_OF_PERIOD.get(part, (stop - start).days - 7)
         return day_span(start.date() + timedelta(days=first_day), 7)
     if months == 1:
         days = (stop - start).days

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 import dateparser
-from dateutil.easter import easter
 
+from hindsight_tools.query.holidays import HOLIDAY, holiday
 from hindsight_tools.query.spans import (
     FLAGS,
     Span,
@@ -261,48 +261,6 @@ def _season_named(m: re.Match[str], now: datetime) -> Span:
     return by_modifier(mod, make, now.year, now) if mod else latest_started(make, now.year, now)
 
 
-def _thanksgiving(year: int) -> Span:
-    first = date(year, 11, 1)
-    thursday = first + timedelta(days=(3 - first.weekday()) % 7 + 21)
-    return day_span(thursday, 4)  # the Thursday and its long weekend
-
-
-# A holiday's span in a given year, keyed by its normalised name (lower case, no
-# apostrophes, single spaces).
-_HOLIDAYS: dict[str, Callable[[int], Span]] = {
-    "christmas eve": lambda y: day_span(date(y, 12, 24)),
-    "christmas day": lambda y: day_span(date(y, 12, 25)),
-    "boxing day": lambda y: day_span(date(y, 12, 26)),
-    "christmas": lambda y: day_span(date(y, 12, 24), 3),
-    "new years eve": lambda y: day_span(date(y, 12, 31)),
-    "new years day": lambda y: day_span(date(y, 1, 1)),
-    # "New Year 2024" is the night it began: 31 December 2023 and 1 January 2024
-    "new years": lambda y: day_span(date(y - 1, 12, 31), 2),
-    "valentines day": lambda y: day_span(date(y, 2, 14)),
-    "halloween": lambda y: day_span(date(y, 10, 31)),
-    "easter": lambda y: day_span(easter(y) - timedelta(days=2), 4),  # Good Friday to Monday
-    "thanksgiving": _thanksgiving,
-}
-HOLIDAY = (
-    r"(?P<hol>christmas(?: eve| day)?|boxing day|new year'?s?(?: eve| day)?"
-    r"|valentine'?s day|halloween|easter|thanksgiving)\b"
-)
-
-
-def _holiday_name(m: re.Match[str]) -> str:
-    name = " ".join(m["hol"].lower().replace("'", "").split())
-    return re.sub(r"^new years?\b", "new years", name)  # "New Year", "New Year's": one key
-
-
-def _holiday(m: re.Match[str], now: datetime) -> Span:
-    make = _HOLIDAYS[_holiday_name(m)]
-    groups = m.groupdict()
-    if groups.get("year"):
-        return make(int(groups["year"]))
-    mod = groups.get("mod")
-    return by_modifier(mod, make, now.year, now) if mod else latest_started(make, now.year, now)
-
-
 def _quarter_code(m: re.Match[str], now: datetime) -> Span:
     quarter = int(m["q"])
     if m["year"]:
@@ -319,7 +277,10 @@ def _quarter_ordinal(m: re.Match[str], now: datetime) -> Span:
 
 
 def _half_code(m: re.Match[str], now: datetime) -> Span:
-    return month_span(int(m["year"]), 1 if m["h"] == "1" else 7, 6)
+    first = 1 if m["h"] == "1" else 7
+    if m["year"]:
+        return month_span(int(m["year"]), first, 6)
+    return latest_started(lambda y: month_span(y, first, 6), now.year, now)
 
 
 def _numeric_month(m: re.Match[str], now: datetime) -> Span:
@@ -454,8 +415,8 @@ RULES: tuple[Rule, ...] = (
     *named_rules(
         "holiday",
         HOLIDAY,
-        year=_holiday,
-        named=_holiday,
+        year=holiday,
+        named=holiday,
         # "in the new year" looks ahead; it isn't the night of New Year
         alone=rf"(?<!\bin the ){HOLIDAY}",
         # "Christmas presents", "for Halloween": a holiday as a theme, not as a time
@@ -463,8 +424,15 @@ RULES: tuple[Rule, ...] = (
     ),
     rule("quarter code", rf"\bQ(?P<q>[1-4])\b(?:,? (?:of )?{YEAR})?", _quarter_code),
     rule("year and quarter", rf"{YEAR}[ -]?Q(?P<q>[1-4])\b", _quarter_code),
-    # a half without its year is more often something else ("H1 visa", an "h1" heading)
-    rule("half code", rf"\bH(?P<h>[12]),? (?:of )?{YEAR}", _half_code),
+    # a half without its year is more often something else ("H1 visa", an "h1" heading);
+    # after "since", "between", … or before a half with its year ("H1 and H2 2023") it is
+    # a time
+    rule(
+        "half code",
+        rf"\bH(?P<h>[12]),? (?:of )?{YEAR}",
+        _half_code,
+        loose=rf"\bH(?P<h>[12])(?:,? (?:of )?{YEAR}|\b(?!-?b\b| visas?\b))",
+    ),
     rule("year and half", rf"{YEAR}[ -]?H(?P<h>[12])\b", _half_code),
     rule(
         "ordinal quarter",

@@ -41,16 +41,23 @@ Conventions
 * "early/mid/late X" take X's thirds (a year Jan-Apr / May-Aug / Sep-Dec, a month days
   1-10 / 11-20 / 21-end, a decade 0-3 / 4-6 / 7-9); "the beginning/middle/end of X" are
   the same thirds, "the first/second half of X" its halves. "The first/second/third/
-  fourth week of" a month are its days 1-7 / 8-14 / 15-21 / 22-28, "the last week of" it
-  its last seven days; "the week of" a day is that day's Monday-Sunday week.
+  fourth week of" a month, season, quarter or year are its days 1-7 / 8-14 / 15-21 /
+  22-28, "the last week of" it its last seven days; "the week of" a day is that day's
+  Monday-Sunday week. A fortnight is two weeks ("the last fortnight", "a fortnight ago").
 * "2023-06" (ISO 8601's year-month), "2023/06" and "06/2023" are that month; "H1 2023",
-  "2023 H2" a half year (a half without its year is no time: "an H1 visa").
+  "2023 H2" a half year (a half without its year is no time, "an H1 visa", except after
+  "since", "between", … or joined to one with its year: "H1 and H2 2023").
 * "between X and Y", "from X to Y": X's start .. Y's end; an X without a year is placed
   just before Y ends ("between March and May 2023"). Joined without "between" ("June-July
   2023", "spring and summer 2023", "January or February 2024", "Q1 and Q2 2023") the
-  same, when Y names its year ("in January and February" is January; "May and June" alone
-  are people). A bare day before a date is of that date's month, and must not come after
-  it ("1-15 May 2023"); "May 1-15, 2023" is those days too. "The weekend of" a day is that
+  same, when Y names its year, or when X and Y are names of one kind without a year after
+  a time word ("in January and February", "on Monday and Tuesday", "in spring and
+  summer", "in Q1 and Q2"); "in January 2023 and March" is January 2023, "in June and
+  fall asleep" June, and "May and June" alone are people. A bare day before a date is of
+  that date's month, and must not come after it ("1-15 May 2023"); "May 1-15, 2023" is
+  those days too; a bare day after a date ("between June 3 and 5") is of its month and
+  not before it, when the question goes on after it ("and 5 pm", "and 5 friends" are no
+  day). "The weekend of" a day is that
   week's Saturday and Sunday. "since X": X's start, open end;
   "after X": right after X's end, open end; "before X": open start, right before X's start;
   "until X": open start, X's end.
@@ -73,7 +80,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from hindsight_tools.query.spans import FLAGS, TICK, Span, day_span, split_part
-from hindsight_tools.query.time_rules import RULES, Handler, Rule
+from hindsight_tools.query.time_rules import (
+    MONTH_FULL,
+    NOT_NAME,
+    RULES,
+    SEASON,
+    WEEKDAY,
+    Handler,
+    Rule,
+)
 
 __all__ = ["MAX_QUERY_CHARS", "TimeWindow", "extract_time_window"]
 
@@ -124,7 +139,7 @@ def extract_time_window(text: str, now: datetime) -> TimeWindow | None:
     if not isinstance(text, str) or not isinstance(now, datetime):
         return None
     now = now.replace(tzinfo=UTC) if now.tzinfo is None else now.astimezone(UTC)
-    query = _full_years(_normalise(text[:MAX_QUERY_CHARS]), now)
+    query = _FORTNIGHT.sub("two weeks", _full_years(_normalise(text[:MAX_QUERY_CHARS]), now))
     best: tuple[int, int, int, TimeWindow] | None = None
     for rank, finder in enumerate(_FINDERS):
         found = finder(query, now)
@@ -136,6 +151,8 @@ def extract_time_window(text: str, now: datetime) -> TimeWindow | None:
     return None if best is None else best[3]
 
 
+# "the last fortnight", "a fortnight ago": read as the two weeks they are
+_FORTNIGHT = re.compile(r"\b(?:a |one )?fortnight\b", FLAGS)
 _PUNCTUATION = str.maketrans({"\u2018": "'", "\u2019": "'", "\u2013": "-", "\u2014": "-"})
 
 
@@ -311,6 +328,26 @@ def _day_of(text: str, x_at: int, x_end: int, y: Span) -> tuple[Span, int] | Non
     return (day_span(start.date()), x_end) if start <= y.start else None
 
 
+# "between June 3 and 5": a bare day after a date, where the question goes on, not a count
+# ("and 5 friends") or a clock time ("and 5 pm")
+_BARE_DAY_AFTER = re.compile(
+    _BARE_DAY.pattern + r"\b(?!:)(?=$|[?.!,;)]| (?:and|or|did|do|does|was|were|is|are|had|has"
+    r"|have|what|when|where|who|how|why|in|at|with|for|on|while|during)\b)",
+    FLAGS,
+)
+
+
+def _day_after(m: re.Match[str], x: Span) -> tuple[Span, int] | None:
+    """A bare day number after a single day ``x``: that day of ``x``'s month, not before it."""
+    if x.end + TICK - x.start != timedelta(days=1):
+        return None
+    try:
+        end = x.start.replace(day=int(m["day"]))
+    except ValueError:  # the 31st of a shorter month
+        return None
+    return (day_span(end.date()), m.end()) if end >= x.start else None
+
+
 def _range_window(
     text: str,
     x_at: int,
@@ -324,9 +361,12 @@ def _range_window(
     if y is None:
         present = _PRESENT.match(text, sep.end())
         y = (Span(now, now), present.end()) if present else None
-    x = _parse_at(text, x_at, now, sep.start()) if y else None
+    bare = _BARE_DAY_AFTER.match(text, sep.end()) if y is None else None
+    x = _parse_at(text, x_at, now, sep.start()) if y or bare else None
     if x is None and y is not None:
         x = _day_of(text, x_at, sep.start(), y[0])
+    if y is None and x is not None and bare is not None:
+        y = _day_after(bare, x[0])
     if x is None or y is None:
         return None
     (y_start, y_end), stop = y
@@ -363,10 +403,39 @@ def _joined(text: str, now: datetime) -> _Found | None:
     return None
 
 
+# "in January and February", "on Monday and Tuesday", "in spring and summer": two names of
+# one kind joined, neither with a year, after a word that makes the first a time. Of one
+# kind only, since after "and" a look-alike is as often a word ("in June and fall asleep",
+# "in May and date nights"); the pair is then read as after "between".
+_PAIR_KINDS = (rf"{MONTH_FULL}{NOT_NAME}", rf"{SEASON}{NOT_NAME}", WEEKDAY, r"Q[1-4]\b")
+_PAIRS = tuple(
+    re.compile(
+        rf"\b(?:in|during|throughout|around|over|on) (?:the )?(?P<x>{kind})"
+        # "on Tuesday and Thursday mornings" is a habit, not two days
+        rf"(?:{_JOIN.pattern})(?:the )?{kind}(?! (?:mornings|afternoons|evenings|nights)\b)",
+        FLAGS,
+    )
+    for kind in _PAIR_KINDS
+)
+
+
+def _named_pair(text: str, now: datetime) -> _Found | None:
+    found: list[_Found] = []
+    for pattern in _PAIRS:
+        for m in itertools.islice(pattern.finditer(text), MAX_TRIES_PER_RULE):
+            sep = _JOIN.match(text, m.end("x"))
+            window = _range_window(text, m.start("x"), sep, now) if sep else None
+            if window is not None:
+                found.append((m.start("x"), window[1] - m.start("x"), window[0]))
+                break
+    return min(found, key=lambda f: (f[0], -f[1]), default=None)
+
+
 _FINDERS: tuple[_Finder, ...] = (
     _range,
     _open_ended,
     _parts,
     _joined,
+    _named_pair,
     *(_simple(r) for r in RULES),
 )

@@ -1,0 +1,57 @@
+"""The holidays the time parser knows, as spans of a given year (the conventions are
+:mod:`hindsight_tools.query.time_window`'s): Christmas, Boxing Day, New Year, Valentine's
+Day, Halloween, Easter (Western, by ``dateutil.easter``) and the US Thanksgiving."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import date, datetime, timedelta
+
+from dateutil.easter import easter
+
+from hindsight_tools.query.spans import Span, by_modifier, day_span, latest_started
+
+__all__ = ["HOLIDAY", "HOLIDAYS", "holiday"]
+
+
+def _thanksgiving(year: int) -> Span:
+    first = date(year, 11, 1)
+    thursday = first + timedelta(days=(3 - first.weekday()) % 7 + 21)
+    return day_span(thursday, 4)  # the Thursday and its long weekend
+
+
+# A holiday's span in a given year, keyed by its normalised name (lower case, no
+# apostrophes, single spaces).
+HOLIDAYS: dict[str, Callable[[int], Span]] = {
+    "christmas eve": lambda y: day_span(date(y, 12, 24)),
+    "christmas day": lambda y: day_span(date(y, 12, 25)),
+    "boxing day": lambda y: day_span(date(y, 12, 26)),
+    "christmas": lambda y: day_span(date(y, 12, 24), 3),
+    "new years eve": lambda y: day_span(date(y, 12, 31)),
+    "new years day": lambda y: day_span(date(y, 1, 1)),
+    # "New Year 2024" is the night it began: 31 December 2023 and 1 January 2024
+    "new years": lambda y: day_span(date(y - 1, 12, 31), 2),
+    "valentines day": lambda y: day_span(date(y, 2, 14)),
+    "halloween": lambda y: day_span(date(y, 10, 31)),
+    "easter": lambda y: day_span(easter(y) - timedelta(days=2), 4),  # Good Friday to Monday
+    "thanksgiving": _thanksgiving,
+}
+HOLIDAY = (
+    r"(?P<hol>christmas(?: eve| day)?|boxing day|new year'?s?(?: eve| day)?"
+    r"|valentine'?s day|halloween|easter|thanksgiving)\b"
+)
+
+
+def _holiday_name(m: re.Match[str]) -> str:
+    name = " ".join(m["hol"].lower().replace("'", "").split())
+    return re.sub(r"^new years?\b", "new years", name)  # "New Year", "New Year's": one key
+
+
+def holiday(m: re.Match[str], now: datetime) -> Span:
+    make = HOLIDAYS[_holiday_name(m)]
+    groups = m.groupdict()
+    if groups.get("year"):
+        return make(int(groups["year"]))
+    mod = groups.get("mod")
+    return by_modifier(mod, make, now.year, now) if mod else latest_started(make, now.year, now)
