@@ -277,10 +277,15 @@ def _quarter_ordinal(m: re.Match[str], now: datetime) -> Span:
 
 
 def _half_code(m: re.Match[str], now: datetime) -> Span:
-    first = 1 if m["h"] == "1" else 7
-    if m["year"]:
-        return month_span(int(m["year"]), first, 6)
-    return latest_started(lambda y: month_span(y, first, 6), now.year, now)
+    return month_span(int(m["year"]), 1 if m["h"] == "1" else 7, 6)
+
+
+def _halves(m: re.Match[str], now: datetime) -> Span | None:
+    # "H1 and H2 2023" is the year; "H2 and H1 2023" names no order a year can have
+    first, last = int(m["h"]), int(m["h2"])
+    return (
+        month_span(int(m["year"]), 6 * first - 5, 6 * (last - first + 1)) if first <= last else None
+    )
 
 
 def _numeric_month(m: re.Match[str], now: datetime) -> Span:
@@ -424,14 +429,13 @@ RULES: tuple[Rule, ...] = (
     ),
     rule("quarter code", rf"\bQ(?P<q>[1-4])\b(?:,? (?:of )?{YEAR})?", _quarter_code),
     rule("year and quarter", rf"{YEAR}[ -]?Q(?P<q>[1-4])\b", _quarter_code),
-    # a half without its year is more often something else ("H1 visa", an "h1" heading);
-    # after "since", "between", … or before a half with its year ("H1 and H2 2023") it is
-    # a time
+    # a half without its year is more often something else ("H1 visa", an "h1" heading,
+    # "after H1, use H2"), unless the other half follows with the year ("H1 and H2 2023")
+    rule("half code", rf"\bH(?P<h>[12]),? (?:of )?{YEAR}", _half_code),
     rule(
-        "half code",
-        rf"\bH(?P<h>[12]),? (?:of )?{YEAR}",
-        _half_code,
-        loose=rf"\bH(?P<h>[12])(?:,? (?:of )?{YEAR}|\b(?!-?b\b| visas?\b))",
+        "halves and year",
+        rf"\bH(?P<h>[12]) ?(?:[-/&]|and|or|to|through) ?H(?P<h2>[12]),? (?:of )?{YEAR}",
+        _halves,
     ),
     rule("year and half", rf"{YEAR}[ -]?H(?P<h>[12])\b", _half_code),
     rule(

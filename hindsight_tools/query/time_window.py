@@ -45,20 +45,22 @@ Conventions
   22-28, "the last week of" it its last seven days; "the week of" a day is that day's
   Monday-Sunday week. A fortnight is two weeks ("the last fortnight", "a fortnight ago").
 * "2023-06" (ISO 8601's year-month), "2023/06" and "06/2023" are that month; "H1 2023",
-  "2023 H2" a half year (a half without its year is no time, "an H1 visa", except after
-  "since", "between", … or joined to one with its year: "H1 and H2 2023").
+  "2023 H2" a half year, "H1 and H2 2023" both (a half without its year is no time: "an
+  H1 visa", "after H1, use H2").
 * "between X and Y", "from X to Y": X's start .. Y's end; an X without a year is placed
   just before Y ends ("between March and May 2023"). Joined without "between" ("June-July
   2023", "spring and summer 2023", "January or February 2024", "Q1 and Q2 2023") the
   same, when Y names its year, or when X and Y are names of one kind without a year after
   a time word ("in January and February", "on Monday and Tuesday", "in spring and
-  summer", "in Q1 and Q2"); "in January 2023 and March" is January 2023, "in June and
-  fall asleep" June, and "May and June" alone are people. A bare day before a date is of
-  that date's month, and must not come after it ("1-15 May 2023"); "May 1-15, 2023" is
-  those days too; a bare day after a date ("between June 3 and 5") is of its month and
-  not before it, when the question goes on after it ("and 5 pm", "and 5 friends" are no
-  day). "The weekend of" a day is that
-  week's Saturday and Sunday. "since X": X's start, open end;
+  summer", "in Q1 and Q2"; joined by "and"/"or" in whichever order is nearer: "on Friday
+  or Thursday" asked on a Wednesday is the two days just gone); "in January 2023 and
+  March" is January 2023, "in June and fall asleep" June, "on Tuesday and Thursday
+  mornings" a habit read as Tuesday, and "May and June" alone are people. A bare day
+  before a date is of that date's month, and must not come after it ("1-15 May 2023");
+  "May 1-15, 2023" is those days too; a bare day after a date ("between June 3 and 5",
+  "March 3 and 5, 2023") is of its month and not before it, when the question goes on
+  after it ("and 5 pm", "and 5 friends", "until 11 at night" are no day). "The weekend
+  of" a day is that week's Saturday and Sunday. "since X": X's start, open end;
   "after X": right after X's end, open end; "before X": open start, right before X's start;
   "until X": open start, X's end.
 * When a query names several times the leftmost expression wins (the longest if two start
@@ -86,6 +88,7 @@ from hindsight_tools.query.time_rules import (
     RULES,
     SEASON,
     WEEKDAY,
+    YEAR,
     Handler,
     Rule,
 )
@@ -328,24 +331,28 @@ def _day_of(text: str, x_at: int, x_end: int, y: Span) -> tuple[Span, int] | Non
     return (day_span(start.date()), x_end) if start <= y.start else None
 
 
-# "between June 3 and 5": a bare day after a date, where the question goes on, not a count
-# ("and 5 friends") or a clock time ("and 5 pm")
+# "between June 3 and 5", "between March 3 and 5, 2023": a bare day after a date, where the
+# question goes on, not a count ("and 5 friends") or a clock time ("and 5 pm", "until 11
+# at night")
 _BARE_DAY_AFTER = re.compile(
-    _BARE_DAY.pattern + r"\b(?!:)(?=$|[?.!,;)]| (?:and|or|did|do|does|was|were|is|are|had|has"
-    r"|have|what|when|where|who|how|why|in|at|with|for|on|while|during)\b)",
+    _BARE_DAY.pattern + rf"\b(?!:)(?:,? {YEAR})?"
+    r"(?=$|[?.!,;)]| (?:and|or|did|do|does|was|were|is|are|had|has|have|what|when|where"
+    r"|who|how|why|with|for|while|during)\b)",
     FLAGS,
 )
 
 
-def _day_after(m: re.Match[str], x: Span) -> tuple[Span, int] | None:
-    """A bare day number after a single day ``x``: that day of ``x``'s month, not before it."""
-    if x.end + TICK - x.start != timedelta(days=1):
+def _day_after(m: re.Match[str], x: Span, x_has_year: bool) -> tuple[Span, int] | None:
+    """A bare day number after a single day ``x``: that day of ``x``'s month, not before it;
+    a year after the day is both days' when ``x`` names none ("March 3 and 5, 2023")."""
+    if x.end + TICK - x.start != timedelta(days=1) or (m["year"] and x_has_year):
         return None
     try:
-        end = x.start.replace(day=int(m["day"]))
-    except ValueError:  # the 31st of a shorter month
+        first = x.start if not m["year"] else x.start.replace(year=int(m["year"]))
+        last = first.replace(day=int(m["day"]))
+        return (day_span(last.date()), m.end()) if last >= first else None
+    except (ValueError, OverflowError):  # the 31st of a shorter month, or past year 9999
         return None
-    return (day_span(end.date()), m.end()) if end >= x.start else None
 
 
 def _range_window(
@@ -366,7 +373,7 @@ def _range_window(
     if x is None and y is not None:
         x = _day_of(text, x_at, sep.start(), y[0])
     if y is None and x is not None and bare is not None:
-        y = _day_after(bare, x[0])
+        y = _day_after(bare, x[0], _HAS_YEAR.search(text, x_at, sep.start()) is not None)
     if x is None or y is None:
         return None
     (y_start, y_end), stop = y
@@ -404,19 +411,29 @@ def _joined(text: str, now: datetime) -> _Found | None:
 
 
 # "in January and February", "on Monday and Tuesday", "in spring and summer": two names of
-# one kind joined, neither with a year, after a word that makes the first a time. Of one
-# kind only, since after "and" a look-alike is as often a word ("in June and fall asleep",
-# "in May and date nights"); the pair is then read as after "between".
-_PAIR_KINDS = (rf"{MONTH_FULL}{NOT_NAME}", rf"{SEASON}{NOT_NAME}", WEEKDAY, r"Q[1-4]\b")
-_PAIRS = tuple(
-    re.compile(
-        rf"\b(?:in|during|throughout|around|over|on) (?:the )?(?P<x>{kind})"
-        # "on Tuesday and Thursday mornings" is a habit, not two days
-        rf"(?:{_JOIN.pattern})(?:the )?{kind}(?! (?:mornings|afternoons|evenings|nights)\b)",
-        FLAGS,
-    )
-    for kind in _PAIR_KINDS
+# one kind joined, neither with a year, after a word that makes the first a time ("on" for
+# a weekday: "in Monday standups" is a meeting). Of one kind only, since after "and" a
+# look-alike is as often a word ("in June and fall asleep", "in May and date nights"); not
+# before a word that makes them a habit ("on Tuesday and Thursday mornings", "in the spring
+# and fall semesters").
+_MONTHS_SEASONS = r"\b(?:in|during|throughout|around|over) (?:the )?"
+_PAIR_KINDS = (
+    (_MONTHS_SEASONS, rf"{MONTH_FULL}{NOT_NAME}"),
+    (_MONTHS_SEASONS, rf"{SEASON}{NOT_NAME}"),
+    (r"\b(?:on|over|during) ", WEEKDAY),
+    (_MONTHS_SEASONS, r"Q[1-4]\b"),
 )
+_HABIT = (
+    r"(?! (?:mornings|afternoons|evenings|nights|semesters?|terms?|classes|courses|sessions"
+    r"|shifts|standups?|meetings|lessons|sales|schedules?)\b)"
+)
+_PAIRS = tuple(
+    re.compile(rf"{context}(?P<x>{kind})(?:{_JOIN.pattern})(?:the )?(?P<y>{kind}){_HABIT}", FLAGS)
+    for context, kind in _PAIR_KINDS
+)
+# "and", "or": the two in either order, whichever is nearer ("on Friday or Thursday" asked
+# on a Wednesday is the Thursday and Friday just gone); "-", "to": from the first to the second
+_EITHER_ORDER = re.compile(r" ?& ?| (?:and|or) ", FLAGS)
 
 
 def _named_pair(text: str, now: datetime) -> _Found | None:
@@ -425,10 +442,28 @@ def _named_pair(text: str, now: datetime) -> _Found | None:
         for m in itertools.islice(pattern.finditer(text), MAX_TRIES_PER_RULE):
             sep = _JOIN.match(text, m.end("x"))
             window = _range_window(text, m.start("x"), sep, now) if sep else None
-            if window is not None:
-                found.append((m.start("x"), window[1] - m.start("x"), window[0]))
-                break
+            if window is None:
+                continue
+            if _EITHER_ORDER.fullmatch(text, m.end("x"), m.start("y")):
+                swapped = _reversed_pair(text, m, now)
+                window = min(window, swapped or window, key=lambda w: _length(w[0]))
+            found.append((m.start("x"), window[1] - m.start("x"), window[0]))
+            break
     return min(found, key=lambda f: (f[0], -f[1]), default=None)
+
+
+def _reversed_pair(text: str, m: re.Match[str], now: datetime) -> tuple[TimeWindow, int] | None:
+    """The first name's latest occurrence and the second's just before it ends."""
+    x = _parse_at(text, m.start("x"), now, m.end("x"))
+    y = _parse_at(text, m.start("y"), x[0].end, m.end("y")) if x else None
+    if x is None or y is None:
+        return None
+    return TimeWindow(min(x[0].start, y[0].start), max(x[0].end, y[0].end)), m.end("y")
+
+
+def _length(window: TimeWindow) -> timedelta:
+    days = window.days()
+    return timedelta.max if days is None else timedelta(days=days)
 
 
 _FINDERS: tuple[_Finder, ...] = (
