@@ -298,6 +298,12 @@ class RecalledMemory(MemoryFields):
         description="Among late interaction's best candidates, which keep their places above "
         "the cross-encoder's (HINDSIGHT_API_RERANKER_KEEP).",
     )
+    instruction: bool = Field(
+        default=False,
+        description='A standing instruction to the agent (it opens "Always …", "Never …", '
+        '"From now on …"): it says how to answer questions of its topic, and is placed by '
+        "the semantic arm's rank (HINDSIGHT_API_INSTRUCTION_RANK).",
+    )
 
 
 class RecalledChunk(BaseModel):

@@ -202,6 +202,16 @@ class Settings(BaseSettings):
         "interaction scores) has this much times the natural log of its length over 512 "
         "taken from its late-interaction score, as BM25 normalises for length. 0 = off.",
     )
+    # A standing instruction ("Always include version numbers when I ask about libraries")
+    # applies to its topic rather than answering, so the semantic arm's rank places it
+    # (recall/instructions.py).
+    instruction_rank: int = Field(
+        default=10,
+        ge=0,
+        description='A standing instruction (a memory opening "Always …", "Never …", '
+        '"From now on …") that the semantic arm ranks among its first this many is placed '
+        "at that rank of the result, unless it ranks higher. 0 = off.",
+    )
     # How many candidates the cross-encoder scores, and where in the late-interaction order
     # it starts (docs/decisions/2026-12-05-cross-encoder-reads-the-edge.md). MaxSim's first
     # candidates keep their places; the cross-encoder reads the next ones, where a memory

@@ -30,6 +30,8 @@ def format_result(result: RecallResult, *, explain: bool = False) -> str:
                 rerank = "kept by late interaction"
             else:
                 rerank = "not reranked" if ce is None else f"cross-encoder {ce:.3f}"
+            if memory.instruction:
+                rerank += ", a standing instruction"
             late = memory.scores.late_interaction
             maxsim = "" if late is None else f"  maxsim {late:.3f}"
             lines.append(f"     rrf {memory.scores.rrf or 0:.4f}{maxsim}  {rerank}  {ranks}")

@@ -35,6 +35,7 @@ from hindsight_tools.recall.hydrate import (
     memories_plan,
     token_vectors_plan,
 )
+from hindsight_tools.recall.instructions import is_standing_instruction, place_instructions
 from hindsight_tools.recall.packing import fill_chunks, fill_token_budget
 from hindsight_tools.recall.periods import named_periods
 from hindsight_tools.recall.prerank import (
@@ -269,6 +270,8 @@ def recall_program(
         prerank=prerank,
         kept=len(leading),
     )
+    instructions = {c.id for c in head if is_standing_instruction(rows[c.id].text)}
+    scored = place_instructions(scored, instructions, settings.instruction_rank)
     stages["scoring"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
@@ -279,6 +282,7 @@ def recall_program(
             r,
             tokens,
             None if prerank is None else prerank.get(r.candidate.id),
+            r.candidate.id in instructions,
         )
         for r, tokens in packed
     ]
@@ -357,7 +361,11 @@ def _weights(settings: Settings) -> ScoringWeights:
 
 
 def _memory(
-    row: MemoryRow, ranked: RankedCandidate, tokens: int, late_interaction: float | None
+    row: MemoryRow,
+    ranked: RankedCandidate,
+    tokens: int,
+    late_interaction: float | None,
+    instruction: bool,
 ) -> RecalledMemory:
     candidate = ranked.candidate
     scores = Scores(
@@ -387,4 +395,5 @@ def _memory(
         source_ranks={str(arm): rank for arm, rank in candidate.source_ranks.items()},
         tokens=tokens,
         kept=ranked.kept,
+        instruction=instruction,
     )

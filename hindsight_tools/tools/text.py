@@ -30,7 +30,9 @@ def format_recall(result: RecallResult, *, max_tokens: int, max_chunk_tokens: in
 
 
 def memory_line(memory: RecalledMemory) -> str:
-    return f"- {_when(memory)} ({memory.fact_type}) {memory.text}"
+    # a model told that a memory is a rule applies it, rather than reading it as an answer
+    kind = f"{memory.fact_type}, standing instruction" if memory.instruction else memory.fact_type
+    return f"- {_when(memory)} ({kind}) {memory.text}"
 
 
 def stored_lines(memories: list[StoredMemory]) -> str:
@@ -101,6 +103,7 @@ def memory_metadata(memory: RecalledMemory, chunk_text: str | None = None) -> di
         "chunk_id": memory.chunk_id,
         "scores": memory.scores.model_dump(),
         "source_ranks": dict(memory.source_ranks),
+        "instruction": memory.instruction,
         "metadata": memory.metadata,
     }
     if chunk_text is not None:
