@@ -5,6 +5,8 @@ The placement on hand-made rankings, then on a bank with the real models and dat
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from hindsight_tools import MemoryEngine, Settings
@@ -23,9 +25,12 @@ INSTRUCTIONS = [
     "Ok, from now on keep answers short.",
     "Whenever I ask about recipes, list the vegetarian ones first.",
     "When I ask for code, use TypeScript.",
-    "Make sure to mention prices in euros.",
-    "Remember to use metric units.",
     "Don't ever suggest Comic Sans.",
+    "Don\u2019t ever suggest Comic Sans.",
+    "Never ever share my address.",
+    "[user]: Always answer in British English.",
+    "User (10:32): Never round the totals.",
+    "O\u2019Brien: Always copy me on the invoices.",
     "Going forward, write dates as 2024-06-12.",
     "  Caroline: Never share my address with anyone.",
 ]
@@ -39,6 +44,18 @@ NOT_INSTRUCTIONS = [
     "Always been a fan of jazz.",
     "The team should always test before a release, she said.",
     "Alwaysland is a theme park.",
+    "Always wanted to visit Japan!",
+    "Caroline: Never thought I would say that.",
+    "Never knew that!",
+    "Melanie: Always loved that song.",
+    "Never heard of it",
+    "Never!",
+    "Caroline: Always!",
+    "From now on I will go to the gym.",
+    "Going forward, we'll use Postgres.",
+    "assistant: Always back up your database before a migration.",
+    "Make sure you come to my party!",
+    "Remember to bring the tickets.",
     "",
 ]
 
@@ -95,6 +112,34 @@ def test_only_instructions_within_the_rank_move() -> None:
 def test_an_instruction_already_higher_stays() -> None:
     rows = ranked(("rule", 4), ("a", 1), ("b", 2))
     assert place_instructions(rows, {"rule"}, max_rank=5) == rows
+
+
+def test_an_instruction_in_place_is_not_pushed_below_it_by_others() -> None:
+    rows = ranked(("x", None), ("r2", 2), ("y", None), ("r1", 1), ("r3", 3))
+    placed = place_instructions(rows, {"r1", "r2", "r3"}, max_rank=10)
+    assert ids(placed) == ["r1", "r2", "r3", "x", "y"]
+    assert ids(place_instructions(ranked(("x", None), ("r2", 2), ("r1", 1)), {"r1", "r2"}, 10)) == [
+        "r1",
+        "r2",
+        "x",
+    ]
+    # one already above its semantic rank keeps that place unless a better one takes it
+    assert ids(place_instructions(ranked(("r5", 5), ("x", None), ("r1", 1)), {"r1", "r5"}, 10)) == [
+        "r1",
+        "r5",
+        "x",
+    ]
+
+
+def test_finals_stay_sorted_at_the_edges() -> None:
+    rows = ranked(("a", None), ("b", None), ("rule", 1))
+    top = place_instructions(rows, {"rule"}, max_rank=10)
+    assert ids(top) == ["rule", "a", "b"]
+    assert rows[0].final < top[0].final <= rows[0].final / 0.99 + 1e-12
+    level = [replace(r, final=0.5) for r in ranked(("a", 1), ("b", None), ("rule", 2))]
+    middle = place_instructions(level, {"rule"}, max_rank=10)
+    assert ids(middle) == ["a", "rule", "b"]
+    assert [r.final for r in middle] == [0.5, 0.5, 0.5]
 
 
 def test_two_instructions_take_their_own_ranks_and_the_top_gets_a_higher_final() -> None:
@@ -158,8 +203,9 @@ def _place(settings: Settings, rank: int) -> tuple[int, int, list[bool], str]:
 
 
 def test_a_standing_instruction_is_placed_at_its_semantic_rank(settings: Settings) -> None:
-    unplaced, semantic, _, _ = _place(settings, 0)
+    unplaced, semantic, off_flags, off_text = _place(settings, 0)
     assert unplaced > semantic - 1  # the reranking stages put it below its semantic rank
+    assert not any(off_flags) and "standing instruction" not in off_text  # off is off
     placed, semantic_again, flags, explained = _place(settings, 5)
     assert semantic_again == semantic <= 5
     assert placed == semantic - 1

@@ -25,32 +25,40 @@ from hindsight_tools.recall.prerank import RankedCandidate
 
 __all__ = ["is_standing_instruction", "place_instructions"]
 
-# "user: ", "Caroline: ": a speaker before the words, as chat transcripts store them
-_SPEAKER = r"(?:[\w .'-]{1,40}: )?"
-_LEAD_IN = r"(?:(?:ok(?:ay)?|so|and|also|please|oh|hey|btw)[,!.]? )*"
-# "Always good to hear!", "Never a dull moment", "Never mind": always/never before
-# something that isn't a verb
-_NOT_AN_ORDER = (
-    r"(?! (?:good|great|nice|fun|happy|glad|sad|been|a|an|the|so|such|there|here|true|mind"
-    r"|again|ever|too|more|enough|easy|hard|the case)\b)"
+# "user: ", "Caroline: ", "[user]: ", "User (10:32): ": a speaker before the words, as chat
+# transcripts store them; the assistant's own advice ("assistant: Always back up …") is not
+# the user's rule
+_SPEAKER = (
+    r"(?:(?!(?:assistant|system|ai|bot|model)\b)\[?[\w .'\u2019-]{1,40}\]?(?: \([^)]{0,20}\))?: )?"
 )
+_LEAD_IN = r"(?:(?:ok(?:ay)?|so|and|also|please|oh|hey|btw)[,!.]? )*"
+# always/never before a word that could be an order: not "Always good to hear!", "Never a
+# dull moment", "Never mind", "Always wanted to …", "Never thought …", nor "Never!" alone
+_NOT_AN_ORDER = (
+    r"(?= [a-z])(?! (?:good|great|nice|fun|happy|glad|sad|a|an|the|so|such|there|here|true"
+    r"|mind|again|too|more|enough|easy|hard|thought|knew|heard|seen|done|had|was|were|been"
+    r"|got|made|felt|said|went|saw|came|left|met|told|took|gave|found|\w+ed)\b)"
+)
+# "From now on I will go to the gym" is a plan, not a rule for the agent
+_NOT_A_PLAN = r"(?!,? (?:i|we)(?:'ll| will| am| are|'m| shall)\b)"
 _INSTRUCTION = re.compile(
     rf"^{_SPEAKER}{_LEAD_IN}"
-    rf"(?:(?:always|never){_NOT_AN_ORDER}|from now on|going forward|when(?:ever)? i ask"
-    r"|make sure (?:to|you)|remember to|don'?t ever|do not ever)\b",
+    rf"(?:(?:always|never){_NOT_AN_ORDER}|(?:from now on|going forward){_NOT_A_PLAN}"
+    r"|when(?:ever)? i ask|don['\u2019]?t ever|do not ever)\b",
     re.IGNORECASE,
 )
 
 
 def is_standing_instruction(text: str) -> bool:
     """Whether ``text`` opens as an instruction to the agent ("Always …", "Never …", "From
-    now on …", "Whenever I ask …"), after an optional speaker ("user: ")."""
+    now on …", "Whenever I ask …"), after an optional speaker ("user: ") other than the
+    assistant."""
     return _INSTRUCTION.match(text.lstrip()) is not None
 
 
-# The share of the gap to the candidate below that a placed instruction's final score takes,
-# so the result stays ordered by final score.
-_BETWEEN = 0.5
+# A placed instruction at the top scores this much above the candidate below it: the step
+# of the kept band (recall/prerank.py).
+_TOP_STEP = 0.99
 
 
 def place_instructions(
@@ -58,43 +66,45 @@ def place_instructions(
     instructions: Collection[str],
     max_rank: int,
 ) -> list[RankedCandidate]:
-    """``ranked`` (best first) with each standing instruction the semantic arm ranks
-    ``r ≤ max_rank`` moved up to place ``r``, unless it already ranks higher; ties among
-    instructions go by semantic rank. ``instructions`` are the ids of the candidates that are
-    standing instructions (:func:`is_standing_instruction` of their text). Each moved
-    candidate's final score is set between its new neighbours', so the list stays sorted by
-    it; nothing else changes."""
-    if max_rank <= 0:
-        return list(ranked)
-    places: dict[str, int] = {}
+    """``ranked`` (best first) with each standing instruction that the semantic arm ranks
+    ``r ≤ max_rank`` at place ``r`` or higher: it keeps a higher place it has, and
+    instructions that would share places go by semantic rank. ``instructions`` are the ids
+    of the candidates that are standing instructions (:func:`is_standing_instruction` of
+    their text). The other candidates keep their order; each placed instruction's final
+    score is set between its new neighbours', so the list stays sorted by it."""
+    targets: dict[str, tuple[int, int]] = {}
     for index, r in enumerate(ranked):
         semantic = r.candidate.source_ranks.get("semantic", max_rank + 1)
-        if r.candidate.id in instructions and semantic - 1 < min(index, max_rank):
-            places[r.candidate.id] = semantic - 1
-    if not places:
+        if r.candidate.id in instructions and semantic <= max_rank:
+            targets[r.candidate.id] = (min(index, semantic - 1), semantic)
+    if not targets:
         return list(ranked)
-    order = [r for r in ranked if r.candidate.id not in places]
-    moved = sorted(
-        (r for r in ranked if r.candidate.id in places), key=lambda r: places[r.candidate.id]
+    waiting = sorted(
+        (r for r in ranked if r.candidate.id in targets), key=lambda r: targets[r.candidate.id]
     )
-    for r in moved:
-        order.insert(min(places[r.candidate.id], len(order)), r)
-    return _rescored(order, set(places))
+    others = iter([r for r in ranked if r.candidate.id not in targets])
+    order: list[RankedCandidate] = []
+    while len(order) < len(ranked):
+        if waiting and targets[waiting[0].candidate.id][0] <= len(order):
+            order.append(waiting.pop(0))
+        else:
+            order.append(next(others, None) or waiting.pop(0))
+    return _rescored(order, set(targets))
 
 
-def _rescored(order: list[RankedCandidate], moved: set[str]) -> list[RankedCandidate]:
+def _rescored(order: list[RankedCandidate], placed: set[str]) -> list[RankedCandidate]:
     result: list[RankedCandidate] = []
     for index, r in enumerate(order):
-        if r.candidate.id not in moved:
+        if r.candidate.id not in placed:
             result.append(r)
             continue
-        below = next((o.final for o in order[index + 1 :] if o.candidate.id not in moved), None)
+        below = next((o.final for o in order[index + 1 :] if o.candidate.id not in placed), None)
         above = result[-1].final if result else None
         if above is None:
-            final = (below if below is not None else r.final) / _BETWEEN
+            final = r.final if below is None else max(r.final, below / _TOP_STEP)
         elif below is None:
-            final = above * _BETWEEN
+            final = min(r.final, above * _TOP_STEP)
         else:
-            final = below + (above - below) * _BETWEEN
+            final = (above + below) / 2
         result.append(replace(r, final=final))
     return result

@@ -270,7 +270,11 @@ def recall_program(
         prerank=prerank,
         kept=len(leading),
     )
-    instructions = {c.id for c in head if is_standing_instruction(rows[c.id].text)}
+    instructions = (
+        {c.id for c in head if is_standing_instruction(rows[c.id].text)}
+        if settings.instruction_rank > 0
+        else set()
+    )
     scored = place_instructions(scored, instructions, settings.instruction_rank)
     stages["scoring"] = time.perf_counter() - mark
 
