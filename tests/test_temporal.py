@@ -237,14 +237,19 @@ CASES = [
     ("What did Caroline and Melanie do in May?", "2024-05-01", "2024-05-31" + E),
     ("May 1-15, 2023", "2023-05-01", "2023-05-15" + E),
     ("May 1-15", "2024-05-01", "2024-05-15" + E),
-    # a second expression without its year joins only a first of its own kind without
-    # one: after "and" a month or season name is as often a word
+    # a second expression without its year joins only a first of its own kind: after
+    # "and" a month or season name is as often a word
     ("What did I do in January and February?", "2024-01-01", "2024-02-29" + E),
     ("during the spring and the summer", "2024-03-01", "2024-08-31" + E),
     ("What did we do on Monday and Tuesday?", "2024-06-10", "2024-06-11" + E),
     ("in December and January", "2023-12-01", "2024-01-31" + E),
     ("in Q1 and Q2", "2024-01-01", "2024-06-30" + E),
-    ("in January 2023 and March", "2023-01-01", "2023-01-31" + E),
+    # a first with its year: the second is the first such after it
+    ("in January 2023 and March", "2023-01-01", "2023-03-31" + E),
+    ("in December 2023 and January", "2023-12-01", "2024-01-31" + E),
+    ("during the summer of 2021 and the fall", "2021-06-01", "2021-11-30" + E),
+    ("in Q3 2023 and Q4", "2023-07-01", "2023-12-31" + E),
+    ("in June 2023 and fall asleep", "2023-06-01", "2023-06-30" + E),
     ("in June and fall asleep", "2024-06-01", "2024-06-30" + E),
     ("in May and date nights", "2024-05-01", "2024-05-31" + E),
     ("in January and may go", "2024-01-01", "2024-01-31" + E),
@@ -427,6 +432,7 @@ HOSTILE = [
     "a fortnight " * 1_000,
     "between 12/30/9999 and 31",
     "from 9999-12-30 to 31?",
+    "in December 2999 and January " * 100,
     "\n\t\r\x0b\x0c",
 ]
 

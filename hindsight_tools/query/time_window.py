@@ -53,9 +53,10 @@ Conventions
   same, when Y names its year, or when X and Y are names of one kind without a year after
   a time word ("in January and February", "on Monday and Tuesday", "in spring and
   summer", "in Q1 and Q2"; joined by "and"/"or" in whichever order is nearer: "on Friday
-  or Thursday" asked on a Wednesday is the two days just gone); "in January 2023 and
-  March" is January 2023, "in June and fall asleep" June, "on Tuesday and Thursday
-  mornings" a habit read as Tuesday, and "May and June" alone are people. A bare day
+  or Thursday" asked on a Wednesday is the two days just gone; after a first with its
+  year, "in January 2023 and March", the second is the first such after it); "in June and
+  fall asleep" is June, "on Tuesday and Thursday mornings" a habit read as Tuesday, and
+  "May and June" alone are people. A bare day
   before a date is of that date's month, and must not come after it ("1-15 May 2023");
   "May 1-15, 2023" is those days too; a bare day after a date ("between June 3 and 5",
   "March 3 and 5, 2023") is of its month and not before it, when the question goes on
@@ -415,21 +416,27 @@ def _joined(text: str, now: datetime) -> _Found | None:
 # a weekday: "in Monday standups" is a meeting). Of one kind only, since after "and" a
 # look-alike is as often a word ("in June and fall asleep", "in May and date nights"); not
 # before a word that makes them a habit ("on Tuesday and Thursday mornings", "in the spring
-# and fall semesters").
-_MONTHS_SEASONS = r"\b(?:in|during|throughout|around|over) (?:the )?"
+# and fall semesters"). The first may name its year ("in January 2023 and March"): the
+# second is then the first such after it.
+_MONTHS_SEASONS = r"\b(?:in|during|throughout|around|over) (?P<the>the )?"
+_FIRST_YEAR = rf"(?P<xy>,? (?:of )?{YEAR})?"
 _PAIR_KINDS = (
-    (_MONTHS_SEASONS, rf"{MONTH_FULL}{NOT_NAME}"),
-    (_MONTHS_SEASONS, rf"{SEASON}{NOT_NAME}"),
-    (r"\b(?:on|over|during) ", WEEKDAY),
-    (_MONTHS_SEASONS, r"Q[1-4]\b"),
+    (_MONTHS_SEASONS, rf"{MONTH_FULL}{NOT_NAME}", _FIRST_YEAR),
+    (_MONTHS_SEASONS, rf"{SEASON}{NOT_NAME}", _FIRST_YEAR),
+    (r"\b(?:on|over|during) ", WEEKDAY, ""),
+    (_MONTHS_SEASONS, r"Q[1-4]\b", _FIRST_YEAR),
 )
 _HABIT = (
     r"(?! (?:mornings|afternoons|evenings|nights|semesters?|terms?|classes|courses|sessions"
     r"|shifts|standups?|meetings|lessons|sales|schedules?)\b)"
 )
 _PAIRS = tuple(
-    re.compile(rf"{context}(?P<x>{kind})(?:{_JOIN.pattern})(?:the )?(?P<y>{kind}){_HABIT}", FLAGS)
-    for context, kind in _PAIR_KINDS
+    re.compile(
+        rf"{context}(?P<x>{kind}){year}(?:{_JOIN.pattern})(?:the )?(?P<y>{kind})"
+        rf"(?!,? (?:of )?\d){_HABIT}",
+        FLAGS,
+    )
+    for context, kind, year in _PAIR_KINDS
 )
 # "and", "or": the two in either order, whichever is nearer ("on Friday or Thursday" asked
 # on a Wednesday is the Thursday and Friday just gone); "-", "to": from the first to the second
@@ -440,6 +447,14 @@ def _named_pair(text: str, now: datetime) -> _Found | None:
     found: list[_Found] = []
     for pattern in _PAIRS:
         for m in itertools.islice(pattern.finditer(text), MAX_TRIES_PER_RULE):
+            # where a rule reading the first alone would start: "the summer of 2021"
+            at = m.start("the") if m.groupdict().get("the") else m.start("x")
+            if m.groupdict().get("xy"):
+                window = _after_dated(text, m, now)
+                if window is not None:
+                    found.append((at, window[1] - at, window[0]))
+                    break
+                continue
             sep = _JOIN.match(text, m.end("x"))
             window = _range_window(text, m.start("x"), sep, now) if sep else None
             if window is None:
@@ -447,7 +462,7 @@ def _named_pair(text: str, now: datetime) -> _Found | None:
             if _EITHER_ORDER.fullmatch(text, m.end("x"), m.start("y")):
                 swapped = _reversed_pair(text, m, now)
                 window = min(window, swapped or window, key=lambda w: _length(w[0]))
-            found.append((m.start("x"), window[1] - m.start("x"), window[0]))
+            found.append((at, window[1] - at, window[0]))
             break
     return min(found, key=lambda f: (f[0], -f[1]), default=None)
 
@@ -459,6 +474,21 @@ def _reversed_pair(text: str, m: re.Match[str], now: datetime) -> tuple[TimeWind
     if x is None or y is None:
         return None
     return TimeWindow(min(x[0].start, y[0].start), max(x[0].end, y[0].end)), m.end("y")
+
+
+def _after_dated(text: str, m: re.Match[str], now: datetime) -> tuple[TimeWindow, int] | None:
+    """The first name with its year, and the first occurrence of the second from its start."""
+    x = _parse_at(text, m.start("x"), now, m.end("xy"))
+    if x is None:
+        return None
+    try:  # the latest second name begun within a year of the first's start
+        within = x[0].start.replace(year=x[0].start.year + 1) - TICK
+    except ValueError:  # year 9999
+        return None
+    y = _parse_at(text, m.start("y"), within, m.end("y"))
+    if y is None or y[0].start < x[0].start:
+        return None
+    return TimeWindow(x[0].start, max(x[0].end, y[0].end)), m.end("y")
 
 
 def _length(window: TimeWindow) -> timedelta:
