@@ -182,7 +182,9 @@ SEMINAR = [
 RULE = "seminar-4"
 
 
-def _place(settings: Settings, rank: int) -> tuple[int, int, list[bool], str]:
+def _place(
+    settings: Settings, rank: int, question: str = "What can you tell me about existentialism?"
+) -> tuple[int, int, list[bool], str]:
     changed = settings.model_copy(update={"instruction_rank": rank})
     with MemoryEngine(settings=changed) as engine:
         bank = "standing-instructions"
@@ -194,7 +196,7 @@ def _place(settings: Settings, rank: int) -> tuple[int, int, list[bool], str]:
                 for i, text in enumerate(SEMINAR)
             ],
         )
-        result = engine.recall(bank, "What can you tell me about existentialism?", trace=True)
+        result = engine.recall(bank, question, trace=True)
     ids = [m.id for m in result.memories]
     semantic = result.memories[ids.index(RULE)].source_ranks["semantic"]
     flags = [m.instruction for m in result.memories]
@@ -213,3 +215,11 @@ def test_a_standing_instruction_is_placed_at_its_semantic_rank(settings: Setting
     assert "a standing instruction" in explained
     assert explained.count("(world, standing instruction) user: Always mention") == 1
     assert explained.count("standing instruction") == 2
+
+
+def test_a_question_about_a_period_places_no_instruction(settings: Settings) -> None:
+    question = "What did I say about existentialism in March 2024?"
+    off, semantic, _, _ = _place(settings, 0, question)
+    on, _, flags, _ = _place(settings, 10, question)
+    assert semantic - 1 < off  # it would move, were the question not about a period
+    assert on == off and flags[on]

@@ -275,7 +275,9 @@ def recall_program(
         if settings.instruction_rank > 0
         else set()
     )
-    scored = place_instructions(scored, instructions, settings.instruction_rank)
+    # a question about a period asks what happened then; a rule has no period to be in
+    placing = set() if ranking_window is not None else instructions
+    scored = place_instructions(scored, placing, settings.instruction_rank)
     stages["scoring"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
