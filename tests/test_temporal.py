@@ -237,40 +237,6 @@ CASES = [
     ("What did Caroline and Melanie do in May?", "2024-05-01", "2024-05-31" + E),
     ("May 1-15, 2023", "2023-05-01", "2023-05-15" + E),
     ("May 1-15", "2024-05-01", "2024-05-15" + E),
-    # a second expression without its year joins only a first of its own kind: after
-    # "and" a month or season name is as often a word
-    ("What did I do in January and February?", "2024-01-01", "2024-02-29" + E),
-    ("during the spring and the summer", "2024-03-01", "2024-08-31" + E),
-    ("What did we do on Monday and Tuesday?", "2024-06-10", "2024-06-11" + E),
-    ("in December and January", "2023-12-01", "2024-01-31" + E),
-    ("in Q1 and Q2", "2024-01-01", "2024-06-30" + E),
-    # a first with its year: the second is the first such after it
-    ("in January 2023 and March", "2023-01-01", "2023-03-31" + E),
-    ("in December 2023 and January", "2023-12-01", "2024-01-31" + E),
-    ("during the summer of 2021 and the fall", "2021-06-01", "2021-11-30" + E),
-    ("in Q3 2023 and Q4", "2023-07-01", "2023-12-31" + E),
-    ("in June 2023 and fall asleep", "2023-06-01", "2023-06-30" + E),
-    ("in June and fall asleep", "2024-06-01", "2024-06-30" + E),
-    ("in May and date nights", "2024-05-01", "2024-05-31" + E),
-    ("in January and may go", "2024-01-01", "2024-01-31" + E),
-    ("on Tuesday and Thursday mornings", "2024-06-11", "2024-06-11" + E),
-    ("in the spring and fall semesters", "2024-03-01", "2024-05-31" + E),
-    # "and", "or": the two in whichever order is nearer
-    ("Did I call her on Friday or Thursday?", "2024-06-06", "2024-06-07" + E),
-    ("Did we talk in April or March?", "2024-03-01", "2024-04-30" + E),
-    # a bare day after a date, a half before one with its year, weeks of any period
-    ("What happened between June 3 and 5?", "2024-06-03", "2024-06-05" + E),
-    ("between June 3 and 5 pm", "2024-06-03", "2024-06-03" + E),
-    ("between June 3 and 5 in the afternoon", "2024-06-03", "2024-06-03" + E),
-    ("What happened between March 3 and 5, 2023?", "2023-03-03", "2023-03-05" + E),
-    ("between May 28 and 2", "2024-05-28", "2024-05-28" + E),
-    ("H1 and H2 2023", "2023-01-01", "2023-12-31" + E),
-    ("the first week of 2023", "2023-01-01", "2023-01-07" + E),
-    ("the last week of 2023", "2023-12-25", "2023-12-31" + E),
-    ("the first week of summer 2023", "2023-06-01", "2023-06-07" + E),
-    # a fortnight is two weeks
-    ("in the last fortnight", "2024-05-29T15:30", "2024-06-12T15:30"),
-    ("a fortnight ago", "2024-05-27", "2024-06-02" + E),
 ]
 
 

@@ -1,6 +1,14 @@
-"""The holidays the time parser knows, as spans of a given year (the conventions are
-:mod:`hindsight_tools.query.time_window`'s): Christmas, Boxing Day, New Year, Valentine's
-Day, Halloween, Easter (Western, by ``dateutil.easter``) and the US Thanksgiving."""
+"""The holidays the time parser knows, as spans of a given year (the other conventions are
+:mod:`hindsight_tools.query.time_window`'s): Christmas 24-26 December, Christmas Eve and
+Day, Boxing Day, New Year 31 December - 1 January, New Year's Eve and Day, Valentine's Day,
+Halloween, Easter Good Friday - Easter Monday (Western, ``dateutil.easter``), and
+Thanksgiving, the US one: the fourth Thursday of November and its weekend.
+
+Named alone they need a time word before them ("over/at/during/around/on Christmas"; "for
+Christmas", "Christmas presents" and "in the new year" are no time) and are ``vague``:
+"What does Tim watch during Thanksgiving?" asks about a habit as often as a date. With a
+year or last/this/next ("Christmas 2022", "last Easter") they are one holiday like any
+other name."""
 
 from __future__ import annotations
 

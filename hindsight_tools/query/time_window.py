@@ -27,13 +27,9 @@ Conventions
   calendar year. "a couple" is 2, "a few" 3, "several" 2 to 4 units back (4 when rolling).
 * "recently", "lately": the last 30 days up to now, marked ``vague``.
 * "the week/weekend/month/year before last": two calendar units back.
-* Holidays: Christmas 24-26 Dec, Christmas Eve/Day, Boxing Day, New Year 31 Dec - 1 Jan,
-  New Year's Eve/Day, Valentine's Day, Halloween, Easter Good Friday - Easter Monday
-  (Western, ``dateutil.easter``), Thanksgiving the US one: the fourth Thursday of November
-  and its weekend. Alone they need a time word before them ("over/at/during/around/on
-  Christmas"; "for Christmas", "Christmas presents" and "in the new year" are no time) and
-  are marked ``vague``; with a year or last/this/next ("Christmas 2022", "last Easter")
-  they are one holiday like any other name.
+* Holidays (their days: :mod:`hindsight_tools.query.holidays`) named alone need a time word
+  before them ("over Christmas"; "for Christmas", "in the new year" are no time) and are
+  ``vague``; with a year or last/this/next ("Christmas 2022") they are one holiday.
 * A two-digit year after an apostrophe ("summer of '23", "May '19") is the latest such
   year up to ten years after now; "2023 summer" is summer 2023.
 * Parts of a day: morning 06-12, afternoon 12-18, evening 18-24, night 18-06 the next
@@ -411,13 +407,10 @@ def _joined(text: str, now: datetime) -> _Found | None:
     return None
 
 
-# "in January and February", "on Monday and Tuesday", "in spring and summer": two names of
-# one kind joined, neither with a year, after a word that makes the first a time ("on" for
-# a weekday: "in Monday standups" is a meeting). Of one kind only, since after "and" a
-# look-alike is as often a word ("in June and fall asleep", "in May and date nights"); not
-# before a word that makes them a habit ("on Tuesday and Thursday mornings", "in the spring
-# and fall semesters"). The first may name its year ("in January 2023 and March"): the
-# second is then the first such after it.
+# "in January and February", "on Monday and Tuesday": two names of one kind after a word
+# that makes the first a time ("in Monday standups" is a meeting), the second without a
+# year. Of one kind, since after "and" a look-alike is as often a word ("in June and fall
+# asleep"); not before a habit ("on Tuesday and Thursday mornings").
 _MONTHS_SEASONS = r"\b(?:in|during|throughout|around|over) (?P<the>the )?"
 _FIRST_YEAR = rf"(?P<xy>,? (?:of )?{YEAR})?"
 _PAIR_KINDS = (
