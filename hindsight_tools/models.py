@@ -302,7 +302,8 @@ class RecalledMemory(MemoryFields):
         default=False,
         description='A standing instruction to the agent (it opens "Always …", "Never …", '
         '"From now on …"): it says how to answer questions of its topic, and is placed by '
-        "the semantic arm's rank (HINDSIGHT_API_INSTRUCTION_RANK).",
+        "the semantic arm's rank unless the question names a period "
+        "(HINDSIGHT_API_INSTRUCTION_RANK).",
     )
 
 

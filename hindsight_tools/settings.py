@@ -210,8 +210,8 @@ class Settings(BaseSettings):
         ge=0,
         description='A standing instruction (a memory opening "Always …", "Never …", '
         '"From now on …") that the semantic arm ranks among its first this many is placed '
-        "at that rank of the result, unless it ranks higher, and marked as one. 0 = off: "
-        "none is recognised.",
+        "at that rank of the result, unless it ranks higher or the question names a period; "
+        "each is marked as one. 0 = off: none is recognised.",
     )
     # How many candidates the cross-encoder scores, and where in the late-interaction order
     # it starts (docs/decisions/2026-12-05-cross-encoder-reads-the-edge.md). MaxSim's first

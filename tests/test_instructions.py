@@ -13,7 +13,7 @@ from hindsight_tools import MemoryEngine, Settings
 from hindsight_tools.cli.format import format_result
 from hindsight_tools.recall.fusion import FusedCandidate
 from hindsight_tools.recall.instructions import is_standing_instruction, place_instructions
-from hindsight_tools.recall.prerank import RankedCandidate
+from hindsight_tools.recall.prerank import SCORE_STEP, RankedCandidate
 from hindsight_tools.tools.text import memory_line
 
 INSTRUCTIONS = [
@@ -135,7 +135,7 @@ def test_finals_stay_sorted_at_the_edges() -> None:
     rows = ranked(("a", None), ("b", None), ("rule", 1))
     top = place_instructions(rows, {"rule"}, max_rank=10)
     assert ids(top) == ["rule", "a", "b"]
-    assert rows[0].final < top[0].final <= rows[0].final / 0.99 + 1e-12
+    assert rows[0].final < top[0].final <= rows[0].final / SCORE_STEP + 1e-12
     level = [replace(r, final=0.5) for r in ranked(("a", 1), ("b", None), ("rule", 2))]
     middle = place_instructions(level, {"rule"}, max_rank=10)
     assert ids(middle) == ["a", "rule", "b"]

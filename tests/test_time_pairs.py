@@ -6,12 +6,9 @@ The same fixed ``NOW`` and conventions as ``test_temporal.py``: Wednesday 2024-0
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
 
-from hindsight_tools.query.time_window import extract_time_window
-from tests.test_temporal import NOW, E, at, window
+from tests.test_temporal import E, assert_bounds_are_utc, at, window
 
 PAIRS = [
     # a second expression without its year joins only a first of its own kind: after
@@ -58,7 +55,4 @@ def test_pair_resolves_to_exact_window(text: str, start: str | None, end: str | 
 
 @pytest.mark.parametrize("text", [c[0] for c in PAIRS])
 def test_every_bound_of_a_pair_is_utc(text: str) -> None:
-    found = extract_time_window(text, NOW)
-    assert found is not None
-    for bound in (found.start, found.end):
-        assert bound is None or bound.utcoffset() == timedelta(0)
+    assert_bounds_are_utc(text)

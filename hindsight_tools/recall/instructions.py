@@ -21,7 +21,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from hindsight_tools.recall.prerank import RankedCandidate
+from hindsight_tools.recall.prerank import SCORE_STEP, RankedCandidate
 
 __all__ = ["is_standing_instruction", "place_instructions"]
 
@@ -56,11 +56,6 @@ def is_standing_instruction(text: str) -> bool:
     return _INSTRUCTION.match(text.lstrip()) is not None
 
 
-# A placed instruction at the top scores this much above the candidate below it: the step
-# of the kept band (recall/prerank.py).
-_TOP_STEP = 0.99
-
-
 def place_instructions(
     ranked: Sequence[RankedCandidate],
     instructions: Collection[str],
@@ -79,16 +74,13 @@ def place_instructions(
             targets[r.candidate.id] = (min(index, semantic - 1), semantic)
     if not targets:
         return list(ranked)
-    waiting = sorted(
+    order = [r for r in ranked if r.candidate.id not in targets]
+    place = -1
+    for r in sorted(
         (r for r in ranked if r.candidate.id in targets), key=lambda r: targets[r.candidate.id]
-    )
-    others = iter([r for r in ranked if r.candidate.id not in targets])
-    order: list[RankedCandidate] = []
-    while len(order) < len(ranked):
-        if waiting and targets[waiting[0].candidate.id][0] <= len(order):
-            order.append(waiting.pop(0))
-        else:
-            order.append(next(others, None) or waiting.pop(0))
+    ):
+        place = max(targets[r.candidate.id][0], place + 1)  # below the one placed before it
+        order.insert(place, r)
     return _rescored(order, set(targets))
 
 
@@ -101,9 +93,9 @@ def _rescored(order: list[RankedCandidate], placed: set[str]) -> list[RankedCand
         below = next((o.final for o in order[index + 1 :] if o.candidate.id not in placed), None)
         above = result[-1].final if result else None
         if above is None:
-            final = r.final if below is None else max(r.final, below / _TOP_STEP)
+            final = r.final if below is None else max(r.final, below / SCORE_STEP)
         elif below is None:
-            final = min(r.final, above * _TOP_STEP)
+            final = min(r.final, above * SCORE_STEP)
         else:
             final = (above + below) / 2
         result.append(replace(r, final=final))

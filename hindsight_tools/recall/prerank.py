@@ -24,8 +24,9 @@ from hindsight_tools.recall.scoring import (
     relevance_scale,
 )
 
-# The unscored tail sits just under the lowest scored candidate, never level with it.
-_TAIL_GAP = 0.99
+# One step between bands and places: the unscored tail sits this much under the lowest
+# scored candidate, never level with it, and each kept candidate this much above the next.
+SCORE_STEP = 0.99
 
 
 # The arms that match the query itself; graph and temporal expand from their hits.
@@ -271,12 +272,12 @@ def rank_final(
     )
     best_scored = scored[0].final if scored else 1.0
     leading = [
-        RankedCandidate(c, best_scored / _TAIL_GAP ** (kept - i), None, kept=True)
+        RankedCandidate(c, best_scored / SCORE_STEP ** (kept - i), None, kept=True)
         for i, c in enumerate(head[:kept])
     ]
     tail = list(head[kept + n :])  # in candidate_order, as it came
     ranked = leading + scored
-    ceiling = ranked[-1].final * _TAIL_GAP if ranked else 1.0
+    ceiling = ranked[-1].final * SCORE_STEP if ranked else 1.0
     return ranked + [
         RankedCandidate(c, ceiling * p, None)
         for c, p in zip(tail, passthrough_scores(len(tail)), strict=True)
