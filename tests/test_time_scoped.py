@@ -50,9 +50,17 @@ def test_the_named_season_comes_first(engine: MemoryEngine, demo: str) -> None:
         # read alone, "spring" and "October" would leave the second period's to chance
         ("What happened in the spring and summer?", AUTUMN_2023, "2023-03-01", "2023-09-01"),
         ("What did Priya do in October and November?", NEW_YEAR_2024, "2023-10-01", "2023-12-01"),
+        # a name in a relative year: read against now, "summer" would be a year or two off
+        ("What did Priya do in the summer two years ago?", DEMO_NOW, "2023-06-01", "2023-09-01"),
+        (
+            "What did Priya do in the summer of the year before last?",
+            DEMO_NOW,
+            "2023-06-01",
+            "2023-09-01",
+        ),
     ],
 )
-def test_two_periods_joined_are_one_window(
+def test_the_whole_period_named_leads(
     engine: MemoryEngine,
     demo: str,
     question: str,

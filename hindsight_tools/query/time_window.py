@@ -27,6 +27,13 @@ Conventions
   calendar year. "a couple" is 2, "a few" 3, "several" 2 to 4 units back (4 when rolling).
 * "recently", "lately": the last 30 days up to now, marked ``vague``.
 * "the week/weekend/month/year before last": two calendar units back.
+* A name in a relative unit is that name in that unit: "March of last year", "last year
+  in March", "in the summer two years ago", "Christmas of the year before last", "on
+  Monday of last week", "Tuesday last week", "Friday two weeks ago" (pinned to a year or a
+  date first: :mod:`hindsight_tools.query.rewrites`). "Several years ago" has no one year,
+  and "the past year" is rolling; neither pins a name.
+* A bare name near a habit word in its sentence is no time ("What do I usually do in
+  summer?", "In summer I typically go hiking"): :mod:`hindsight_tools.query.habits`.
 * Holidays (their days: :mod:`hindsight_tools.query.holidays`) named alone need a time word
   before them ("over Christmas"; "for Christmas", "in the new year" are no time) and are
   ``vague``; with a year or last/this/next ("Christmas 2022") they are one holiday.
@@ -73,11 +80,12 @@ from __future__ import annotations
 
 import itertools
 import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from hindsight_tools.query.habits import names_a_habit
+from hindsight_tools.query.rewrites import rewrite
 from hindsight_tools.query.spans import FLAGS, TICK, Span, day_span, split_part
 from hindsight_tools.query.time_rules import (
     MONTH_FULL,
@@ -139,7 +147,7 @@ def extract_time_window(text: str, now: datetime) -> TimeWindow | None:
     if not isinstance(text, str) or not isinstance(now, datetime):
         return None
     now = now.replace(tzinfo=UTC) if now.tzinfo is None else now.astimezone(UTC)
-    query = _FORTNIGHT.sub("two weeks", _full_years(_normalise(text[:MAX_QUERY_CHARS]), now))
+    query = rewrite(text[:MAX_QUERY_CHARS], now)
     best: tuple[int, int, int, TimeWindow] | None = None
     for rank, finder in enumerate(_FINDERS):
         found = finder(query, now)
@@ -148,33 +156,9 @@ def extract_time_window(text: str, now: datetime) -> TimeWindow | None:
             key = (position, -length, rank, window)
             if best is None or key[:3] < best[:3]:
                 best = key
-    return None if best is None else best[3]
-
-
-# "the last fortnight", "a fortnight ago": read as the two weeks they are
-_FORTNIGHT = re.compile(r"\b(?:a |one )?fortnight\b", FLAGS)
-_PUNCTUATION = str.maketrans({"\u2018": "'", "\u2019": "'", "\u2013": "-", "\u2014": "-"})
-
-
-def _normalise(text: str) -> str:
-    # NFKC turns full-width digits into ASCII ones; single spaces let the rules spell a
-    # gap as " " and use fixed-width lookbehinds
-    return " ".join(unicodedata.normalize("NFKC", text).translate(_PUNCTUATION).split())
-
-
-# "summer of '23", "May '19": an apostrophe and two digits, not a decade ("the '90s") nor a
-# count ("'24 hours'")
-_SHORT_YEAR = re.compile(r"(?<![\w'])'(?P<yy>\d\d)\b(?!'?s\b| ?(?:hours?|minutes?|days?|%))", FLAGS)
-# A two-digit year is the latest such year up to this many years after now
-_SHORT_YEAR_AHEAD = 10
-
-
-def _full_years(text: str, now: datetime) -> str:
-    def full(m: re.Match[str]) -> str:
-        year = now.year // 100 * 100 + int(m["yy"])
-        return str(year - 100 if year > now.year + _SHORT_YEAR_AHEAD else year)
-
-    return _SHORT_YEAR.sub(full, text)
+    if best is None or names_a_habit(query, best[0], best[0] - best[1]):
+        return None
+    return best[3]
 
 
 def _attempt(handle: Handler, m: re.Match[str], now: datetime) -> Span | None:

@@ -1,0 +1,141 @@
+"""Rewrites that make a query's time words explicit before the rules of
+:mod:`hindsight_tools.query.time_window` read it (its docstring states the conventions).
+
+A name inside a relative unit is pinned to that unit: "March of last year" is read as
+"March of 2023", "on Monday of last week" as that Monday's date, "last year in the summer"
+as "in the summer of 2023". The rules then read a name with its year or a date, forms
+they already know, alone or joined ("in March and April of last year", "on Monday and
+Tuesday of last week"). Without this, the name was read against now and the unit dropped:
+"in March of last year", asked in May, was this year's March.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from hindsight_tools.query.holidays import HOLIDAY
+from hindsight_tools.query.spans import FLAGS
+from hindsight_tools.query.time_rules import (
+    COUNT,
+    MONTH_FULL,
+    SEASON,
+    WEEKDAY,
+    WEEKDAYS,
+    count_range,
+)
+
+__all__ = ["full_years", "normalise", "pin_relative_names", "rewrite"]
+
+
+def rewrite(text: str, now: datetime) -> str:
+    """``text`` normalised, with two-digit years, fortnights and names in relative units
+    spelled out."""
+    text = _FORTNIGHT.sub("two weeks", full_years(normalise(text), now))
+    return pin_relative_names(text, now)
+
+
+_PUNCTUATION = str.maketrans({"\u2018": "'", "\u2019": "'", "\u2013": "-", "\u2014": "-"})
+
+
+def normalise(text: str) -> str:
+    """NFKC, curly quotes and dashes made plain, runs of whitespace one space."""
+    # NFKC turns full-width digits into ASCII ones; single spaces let the rules spell a
+    # gap as " " and use fixed-width lookbehinds
+    return " ".join(unicodedata.normalize("NFKC", text).translate(_PUNCTUATION).split())
+
+
+# "the last fortnight", "a fortnight ago": read as the two weeks they are
+_FORTNIGHT = re.compile(r"\b(?:a |one )?fortnight\b", FLAGS)
+
+# "summer of '23", "May '19": an apostrophe and two digits, not a decade ("the '90s") nor a
+# count ("'24 hours'")
+_SHORT_YEAR = re.compile(r"(?<![\w'])'(?P<yy>\d\d)\b(?!'?s\b| ?(?:hours?|minutes?|days?|%))", FLAGS)
+# A two-digit year is the latest such year up to this many years after now
+_SHORT_YEAR_AHEAD = 10
+
+
+def full_years(text: str, now: datetime) -> str:
+    """``text`` with each two-digit year after an apostrophe written out in full."""
+
+    def full(m: re.Match[str]) -> str:
+        year = now.year // 100 * 100 + int(m["yy"])
+        return str(year - 100 if year > now.year + _SHORT_YEAR_AHEAD else year)
+
+    return _SHORT_YEAR.sub(full, text)
+
+
+# How many units back (negative: ahead) a relative unit lies, for a unit named as in the
+# patterns below: "last year" 1, "this week" 0, "next year" -1, "the year before last" 2,
+# "three weeks ago" 3. "Several" years ago has no one year and is not pinned; "the past
+# year" is the last twelve months, not a calendar year, and is left to the rules.
+def _units_back(m: re.Match[str]) -> int | None:
+    if m["mod"]:
+        return {"last": 1, "previous": 1, "this": 0, "next": -1, "coming": -1}[m["mod"].lower()]
+    if m["count"]:
+        low, high = count_range(m["count"])
+        return low if low == high else None
+    return 2  # before last
+
+
+def _unit(name: str) -> str:
+    return (
+        rf"(?:(?P<mod>last|previous|this|next|coming) {name}|(?:the )?{name} before last"
+        rf"|(?P<count>{COUNT}) {name}s? ago)\b"
+    )
+
+
+_YEAR_NAME = rf"(?:{MONTH_FULL}|{SEASON}|Q[1-4]\b|H[12]\b|{HOLIDAY})"
+# "in March of last year", "summer last year", "Q1 of the year before last"
+_NAME_OF_YEAR = re.compile(
+    rf"\b(?P<name>{_YEAR_NAME}),? (?:of |in )?(?:the )?{_unit('year')}", FLAGS
+)
+# "last year in March", "two years ago over Christmas"
+_YEAR_THEN_NAME = re.compile(
+    rf"\b(?:the )?{_unit('year')},? (?P<word>in|during|over|around|at|on) (?P<the>the )?"
+    rf"(?P<name>{_YEAR_NAME})",
+    FLAGS,
+)
+# "on Monday of last week", "Tuesday last week", "Friday two weeks ago"
+_DAY_OF_WEEK = re.compile(rf"\b(?P<name>{WEEKDAY}),? (?:of |in )?(?:the )?{_unit('week')}", FLAGS)
+# "last week on Monday"
+_WEEK_THEN_DAY = re.compile(
+    rf"\b(?:the )?{_unit('week')},? (?P<word>on) (?P<name>{WEEKDAY})", FLAGS
+)
+
+
+def pin_relative_names(text: str, now: datetime) -> str:
+    """``text`` with each month, season, quarter, half or holiday named in a relative year
+    followed by that year ("March of 2023"), and each weekday named in a relative week
+    written as its date ("May 6, 2024"), both resolved against ``now``."""
+
+    def in_year(m: re.Match[str]) -> str:
+        back = _units_back(m)
+        if back is None or not 0 < now.year - back < 10000:
+            return m[0]
+        lead = f"{m['word']} {m['the'] or ''}" if "word" in m.re.groupindex else ""
+        return f"{lead}{m['name']} of {now.year - back}"
+
+    def in_week(m: re.Match[str]) -> str:
+        back = _units_back(m)
+        if back is None:
+            return m[0]
+        lead = f"{m['word']} " if "word" in m.re.groupindex else ""
+        try:
+            monday = now.date() - timedelta(days=now.weekday(), weeks=back)
+            day = monday + timedelta(days=WEEKDAYS.index(m["name"].lower()))
+        except OverflowError:  # a week outside datetime's years
+            return m[0]
+        return f"{lead}{day:%B} {day.day}, {day.year}"
+
+    rewrites: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+        (_YEAR_THEN_NAME, in_year),
+        (_NAME_OF_YEAR, in_year),
+        (_WEEK_THEN_DAY, in_week),
+        (_DAY_OF_WEEK, in_week),
+    )
+    for pattern, pin in rewrites:
+        text = pattern.sub(pin, text)
+    return text

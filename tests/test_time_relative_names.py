@@ -1,0 +1,89 @@
+"""Names inside a relative unit ("March of last year", "Monday of last week") and names in
+a question about a habit ("What do I usually do in summer?"): pure, no database.
+
+The same fixed ``NOW`` and conventions as ``test_temporal.py``: Wednesday 2024-06-12,
+15:30 UTC; ends inclusive (``E``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hindsight_tools.query.rewrites import pin_relative_names
+from hindsight_tools.query.time_window import extract_time_window
+from tests.test_temporal import NOW, E, assert_bounds_are_utc, at, window
+
+IN_UNITS = [
+    # a name in a relative year is that name in that year, not its latest occurrence
+    ("What did I do in March of last year?", "2023-03-01", "2023-03-31" + E),
+    ("in March last year", "2023-03-01", "2023-03-31" + E),
+    ("Last year in March, where did we go?", "2023-03-01", "2023-03-31" + E),
+    ("in the summer of last year", "2023-06-01", "2023-08-31" + E),
+    ("in Q1 of next year", "2025-01-01", "2025-03-31" + E),
+    ("H1 of last year", "2023-01-01", "2023-06-30" + E),
+    ("at Christmas last year", "2023-12-24", "2023-12-26" + E),
+    ("in December of the year before last", "2022-12-01", "2022-12-31" + E),
+    ("in March two years ago", "2022-03-01", "2022-03-31" + E),
+    ("in March 2 years ago", "2022-03-01", "2022-03-31" + E),
+    ("in May of this year", "2024-05-01", "2024-05-31" + E),
+    ("in March and April of last year", "2023-03-01", "2023-04-30" + E),
+    # a weekday in a relative week is that day of that Monday-Sunday week
+    ("What did I do on Monday of last week?", "2024-06-03", "2024-06-03" + E),
+    ("Tuesday last week", "2024-06-04", "2024-06-04" + E),
+    ("on Monday and Tuesday of last week", "2024-06-03", "2024-06-04" + E),
+    ("on Friday of next week", "2024-06-21", "2024-06-21" + E),
+    ("on Friday of this week", "2024-06-14", "2024-06-14" + E),
+    ("Last week on Monday I", "2024-06-03", "2024-06-03" + E),
+    ("Friday two weeks ago", "2024-05-31", "2024-05-31" + E),
+    # no one year: left to the rules, the latest March that has begun
+    ("in March several years ago", "2024-03-01", "2024-03-31" + E),
+    # a habit with a period of its own is about that period
+    ("What did I usually eat last summer?", "2023-06-01", "2023-08-31" + E),
+    ("Where do I usually go in summer 2023", "2023-06-01", "2023-08-31" + E),
+    ("What did I do in summer? I usually forget.", "2024-06-01", "2024-08-31" + E),
+    ("Did I often go running in March?", "2024-03-01", "2024-03-31" + E),
+]
+
+
+@pytest.mark.parametrize(("text", "start", "end"), IN_UNITS, ids=[c[0] for c in IN_UNITS])
+def test_name_in_a_unit_resolves_to_exact_window(text: str, start: str, end: str) -> None:
+    assert window(text) == (at(start), at(end))
+
+
+@pytest.mark.parametrize("text", [c[0] for c in IN_UNITS])
+def test_every_bound_of_a_name_in_a_unit_is_utc(text: str) -> None:
+    assert_bounds_are_utc(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What do I usually do in summer?",
+        "What do I usually do in summer and winter?",
+        "What do I usually do on Monday?",
+        "In summer I typically go hiking",
+        "During Thanksgiving, we usually watch a few movies.",
+        "What does she tend to cook in the spring?",
+    ],
+)
+def test_a_bare_name_in_a_habit_is_no_time(text: str) -> None:
+    assert extract_time_window(text, NOW) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "pinned"),
+    [
+        ("in March of last year", "in March of 2023"),
+        ("last year over Christmas", "over Christmas of 2023"),
+        ("on Monday of last week", "on June 3, 2024"),
+        ("in March several years ago", "in March several years ago"),
+        ("the past year in March", "the past year in March"),
+    ],
+)
+def test_names_are_pinned_in_the_text(text: str, pinned: str) -> None:
+    assert pin_relative_names(text, NOW) == pinned
+
+
+@pytest.mark.parametrize("text", ["in March 9999 years ago", "Monday 99999999 weeks ago"])
+def test_a_unit_outside_the_calendar_is_left_alone(text: str) -> None:
+    assert pin_relative_names(text, NOW) == text
