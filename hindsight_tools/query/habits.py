@@ -1,42 +1,49 @@
 """Whether a period a text names is a habit's, not one period: "What do I usually do in
-summer?" asks about every summer, not the last one, and "In summer I usually go hiking"
-tells of every summer. With a year or a relative word ("What did I usually eat last
-summer?") the period is one, and the window stands.
+summer?" asks about every summer, not the last one, and "In summer I typically go hiking"
+tells of every summer.
 
-Only words that say "as a rule" count. "Often", "always", "regularly" and "used to" do
-not: "Did I often run in March?", "Did I exercise regularly in March?" and "What was used
-to fix it in March?" ask about one March.
+Only a bare name counts (a month, season, weekday, quarter or holiday, or two of them
+joined), with "usually", "typically" or "habitually" in its clause. With a year, a
+relative word or a range ("What did I usually eat last summer?", "… since January",
+"… between March and May") the period is one, and the window stands. Not "often",
+"always", "regularly", "normally", "generally" or "tend to": "Did I often run in March?",
+"Did the backup run normally on Friday?", "Was the team generally happy in March?" ask
+about one period.
 """
 
 from __future__ import annotations
 
 import re
 
+from hindsight_tools.query.holidays import HOLIDAY
 from hindsight_tools.query.spans import FLAGS
+from hindsight_tools.query.time_rules import MONTH_ANY, SEASON, WEEKDAY
 
 __all__ = ["names_a_habit"]
 
-_HABITUAL = re.compile(
-    r"\b(?:usually|typically|normally|generally|habitually|tend(?:s|ed)? to)\b", FLAGS
-)
-_ONE_PERIOD = re.compile(
-    r"\d|\b(?:last|this|next|past|previous|coming|ago|before|yesterday|today|tonight"
-    r"|tomorrow|recent(?:ly)?|lately|now)\b",
+_HABITUAL = re.compile(r"\b(?:usually|typically|habitually)\b", FLAGS)
+_NAME = rf"(?:{MONTH_ANY}|{SEASON}|{WEEKDAY}|Q[1-4]\b|" + HOLIDAY.replace("(?P<hol>", "(?:") + ")"
+_BARE_NAMES = re.compile(
+    rf"(?:(?:in|during|on|over|at|around|throughout) )?(?:the )?{_NAME}"
+    rf"(?: ?(?:and|or|&|-|/|to) ?(?:the )?{_NAME})?",
     FLAGS,
 )
-# A habit word counts this many characters either side of the period, within its
-# sentence: in a long message, "usually" three paragraphs away is about something else.
+# A habit word counts this many characters either side of the period, within its clause:
+# "What did I do in summer, and where do I usually go?" asks about one summer, while
+# "During Thanksgiving, we usually watch a few movies" tells a habit.
 HABIT_REACH = 60
-_SENTENCE_END = ".!?;"
+_CLAUSE_END = re.compile(r"[.!?;]|, (?:and|but|or|so|yet|while|whereas)\b", FLAGS)
 
 
 def names_a_habit(text: str, start: int, end: int) -> bool:
-    """Whether ``text[start:end]``, a period named without a year or a relative word, sits
-    in a sentence with a habit word near it."""
-    if _ONE_PERIOD.search(text, start, end):
+    """Whether ``text[start:end]`` is a bare name with a habit word near it in its clause."""
+    if _BARE_NAMES.fullmatch(text, start, end) is None:
         return False
-    before = max(text.rfind(mark, 0, start) for mark in _SENTENCE_END)
-    ends = [i for i in (text.find(mark, end) for mark in _SENTENCE_END) if i >= 0]
-    after = min(ends, default=len(text))
-    near = text[max(before + 1, start - HABIT_REACH) : min(after, end + HABIT_REACH)]
-    return _HABITUAL.search(near) is not None
+    low, high = max(0, start - HABIT_REACH), min(len(text), end + HABIT_REACH)
+    for mark in _CLAUSE_END.finditer(text, low, high):
+        if mark.end() <= start:
+            low = mark.end()
+        elif mark.start() >= end:
+            high = mark.start()
+            break
+    return _HABITUAL.search(text, low, high) is not None

@@ -1,12 +1,11 @@
 """Rewrites that make a query's time words explicit before the rules of
 :mod:`hindsight_tools.query.time_window` read it (its docstring states the conventions).
 
-A name inside a relative unit is pinned to that unit: "March of last year" is read as
-"March of 2023", "on Monday of last week" as that Monday's date, "last year in the summer"
-as "in the summer of 2023". The rules then read a name with its year or a date, forms
-they already know, alone or joined ("in March and April of last year", "on Monday and
-Tuesday of last week"). Without this, the name was read against now and the unit dropped:
-"in March of last year", asked in May, was this year's March.
+A name inside a relative unit is pinned to that unit: "in March of last year" is read as
+"in March of 2023", "on Monday of last week" as that Monday's date, "since last year in
+the summer" as "since summer of 2023". The rules then read a name with its year or a
+date, forms they already know, alone or joined ("in March and April of last year", "on
+Monday and Tuesday of last week"), so each name needs no relative form of its own.
 """
 
 from __future__ import annotations
@@ -21,26 +20,26 @@ from hindsight_tools.query.spans import FLAGS
 from hindsight_tools.query.time_rules import (
     COUNT,
     MONTH_FULL,
-    SEASON,
+    NOT_NAME,
     WEEKDAY,
     WEEKDAYS,
     count_range,
 )
 
-__all__ = ["full_years", "normalise", "pin_relative_names", "rewrite"]
+__all__ = ["pin_relative_names", "rewrite"]
 
 
 def rewrite(text: str, now: datetime) -> str:
     """``text`` normalised, with two-digit years, fortnights and names in relative units
     spelled out."""
-    text = _FORTNIGHT.sub("two weeks", full_years(normalise(text), now))
+    text = _FORTNIGHT.sub("two weeks", _full_years(_normalise(text), now))
     return pin_relative_names(text, now)
 
 
 _PUNCTUATION = str.maketrans({"\u2018": "'", "\u2019": "'", "\u2013": "-", "\u2014": "-"})
 
 
-def normalise(text: str) -> str:
+def _normalise(text: str) -> str:
     """NFKC, curly quotes and dashes made plain, runs of whitespace one space."""
     # NFKC turns full-width digits into ASCII ones; single spaces let the rules spell a
     # gap as " " and use fixed-width lookbehinds
@@ -57,7 +56,7 @@ _SHORT_YEAR = re.compile(r"(?<![\w'])'(?P<yy>\d\d)\b(?!'?s\b| ?(?:hours?|minutes
 _SHORT_YEAR_AHEAD = 10
 
 
-def full_years(text: str, now: datetime) -> str:
+def _full_years(text: str, now: datetime) -> str:
     """``text`` with each two-digit year after an apostrophe written out in full."""
 
     def full(m: re.Match[str]) -> str:
@@ -67,13 +66,15 @@ def full_years(text: str, now: datetime) -> str:
     return _SHORT_YEAR.sub(full, text)
 
 
-# How many units back (negative: ahead) a relative unit lies, for a unit named as in the
-# patterns below: "last year" 1, "this week" 0, "next year" -1, "the year before last" 2,
-# "three weeks ago" 3. "Several" years ago has no one year and is not pinned; "the past
-# year" is the last twelve months, not a calendar year, and is left to the rules.
+# How many units back (negative: ahead) a relative unit lies: "last year" 1, "this week" 0,
+# "next year" -1, "the year before last" 2, "three weeks ago" 3. "Several years ago" has no
+# one year; "the last year", "the past week" are rolling spans, not calendar units; both
+# are left to the rules.
 def _units_back(m: re.Match[str]) -> int | None:
     if m["mod"]:
-        return {"last": 1, "previous": 1, "this": 0, "next": -1, "coming": -1}[m["mod"].lower()]
+        return {"last": 1, "this": 0, "next": -1, "coming": -1}[m["mod"].lower()]
+    if m["previous"]:
+        return 1
     if m["count"]:
         low, high = count_range(m["count"])
         return low if low == high else None
@@ -82,28 +83,36 @@ def _units_back(m: re.Match[str]) -> int | None:
 
 def _unit(name: str) -> str:
     return (
-        rf"(?:(?P<mod>last|previous|this|next|coming) {name}|(?:the )?{name} before last"
-        rf"|(?P<count>{COUNT}) {name}s? ago)\b"
+        rf"(?:(?<!the )(?P<mod>last|this|next|coming) {name}|(?:the )?(?P<previous>previous) "
+        rf"{name}|(?:the )?{name} before last|(?P<count>{COUNT}) {name}s? ago)\b"
     )
 
 
-_YEAR_NAME = rf"(?:{MONTH_FULL}|{SEASON}|Q[1-4]\b|H[12]\b|{HOLIDAY})"
-# "in March of last year", "summer last year", "Q1 of the year before last"
-_NAME_OF_YEAR = re.compile(
-    rf"\b(?P<name>{_YEAR_NAME}),? (?:of |in )?(?:the )?{_unit('year')}", FLAGS
+# A word that makes the name a time, as the rules ask of a look-alike: "in March of last
+# year", not "Did we march last year?", "I had a bad fall last year", "I met April last
+# year". Winter is not pinned: which December to February "the winter of last year" is
+# depends on the speaker.
+_TIME_WORD = (
+    r"(?P<lead>\b(?:in|during|over|around|at|on|throughout|through|since|until|till|before"
+    r"|after|by|from|between|early|mid|late|and|or|to)[ -](?:the )?)"
 )
-# "last year in March", "two years ago over Christmas"
+_YEAR_NAME = (
+    rf"(?P<name>(?:{MONTH_FULL}|(?:spring|summer|autumn|fall)\b|Q[1-4]\b|H[12]\b"
+    rf"|{HOLIDAY}){NOT_NAME})"
+)
+# "in March of last year", "during the summer two years ago", "at Christmas last year"
+_NAME_OF_YEAR = re.compile(rf"{_TIME_WORD}{_YEAR_NAME} (?:of |in )?{_unit('year')}", FLAGS)
+# "last year in March", "since last year in the summer": the word goes, so that what comes
+# before ("since") reads the name
 _YEAR_THEN_NAME = re.compile(
-    rf"\b(?:the )?{_unit('year')},? (?P<word>in|during|over|around|at|on) (?P<the>the )?"
-    rf"(?P<name>{_YEAR_NAME})",
-    FLAGS,
+    rf"\b{_unit('year')} (?:in|during|over|around|at|on) (?:the )?{_YEAR_NAME}", FLAGS
 )
 # "on Monday of last week", "Tuesday last week", "Friday two weeks ago"
-_DAY_OF_WEEK = re.compile(rf"\b(?P<name>{WEEKDAY}),? (?:of |in )?(?:the )?{_unit('week')}", FLAGS)
-# "last week on Monday"
-_WEEK_THEN_DAY = re.compile(
-    rf"\b(?:the )?{_unit('week')},? (?P<word>on) (?P<name>{WEEKDAY})", FLAGS
-)
+_DAY_OF_WEEK = re.compile(rf"\b(?P<name>{WEEKDAY}){NOT_NAME} (?:of |in )?{_unit('week')}", FLAGS)
+# "last week on Monday", "two weeks ago Friday"
+_WEEK_THEN_DAY = re.compile(rf"\b{_unit('week')} (?:on )?(?P<name>{WEEKDAY}){NOT_NAME}", FLAGS)
+# The years the rules read as years
+_READ_YEARS = range(1500, 3000)
 
 
 def pin_relative_names(text: str, now: datetime) -> str:
@@ -113,22 +122,21 @@ def pin_relative_names(text: str, now: datetime) -> str:
 
     def in_year(m: re.Match[str]) -> str:
         back = _units_back(m)
-        if back is None or not 0 < now.year - back < 10000:
+        if back is None or now.year - back not in _READ_YEARS:
             return m[0]
-        lead = f"{m['word']} {m['the'] or ''}" if "word" in m.re.groupindex else ""
+        lead = m["lead"] if "lead" in m.re.groupindex else ""
         return f"{lead}{m['name']} of {now.year - back}"
 
     def in_week(m: re.Match[str]) -> str:
         back = _units_back(m)
-        if back is None:
-            return m[0]
-        lead = f"{m['word']} " if "word" in m.re.groupindex else ""
         try:
-            monday = now.date() - timedelta(days=now.weekday(), weeks=back)
+            monday = now.date() - timedelta(days=now.weekday(), weeks=back or 0)
             day = monday + timedelta(days=WEEKDAYS.index(m["name"].lower()))
         except OverflowError:  # a week outside datetime's years
             return m[0]
-        return f"{lead}{day:%B} {day.day}, {day.year}"
+        if back is None or day.year not in _READ_YEARS:
+            return m[0]
+        return f"{day:%B} {day.day}, {day.year}"
 
     rewrites: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
         (_YEAR_THEN_NAME, in_year),

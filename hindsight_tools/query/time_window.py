@@ -31,9 +31,10 @@ Conventions
   in March", "in the summer two years ago", "Christmas of the year before last", "on
   Monday of last week", "Tuesday last week", "Friday two weeks ago" (pinned to a year or a
   date first: :mod:`hindsight_tools.query.rewrites`). "Several years ago" has no one year,
-  and "the past year" is rolling; neither pins a name.
-* A bare name near a habit word in its sentence is no time ("What do I usually do in
-  summer?", "In summer I typically go hiking"): :mod:`hindsight_tools.query.habits`.
+  "the last/past year" is rolling, and which winter "the winter of last year" is depends on
+  the speaker; none pins a name.
+* A bare name with "usually", "typically" or "habitually" in its clause is no time ("What
+  do I usually do in summer?"): :mod:`hindsight_tools.query.habits`.
 * Holidays (their days: :mod:`hindsight_tools.query.holidays`) named alone need a time word
   before them ("over Christmas"; "for Christmas", "in the new year" are no time) and are
   ``vague``; with a year or last/this/next ("Christmas 2022") they are one holiday.
@@ -151,14 +152,12 @@ def extract_time_window(text: str, now: datetime) -> TimeWindow | None:
     best: tuple[int, int, int, TimeWindow] | None = None
     for rank, finder in enumerate(_FINDERS):
         found = finder(query, now)
-        if found is not None:
+        if found is not None and not names_a_habit(query, found[0], found[0] + found[1]):
             position, length, window = found
             key = (position, -length, rank, window)
             if best is None or key[:3] < best[:3]:
                 best = key
-    if best is None or names_a_habit(query, best[0], best[0] - best[1]):
-        return None
-    return best[3]
+    return None if best is None else best[3]
 
 
 def _attempt(handle: Handler, m: re.Match[str], now: datetime) -> Span | None:
@@ -265,13 +264,23 @@ def _open_ended(text: str, now: datetime) -> _Found | None:
             continue
         (start, end), stop = found
         word = "before" if m["kw"].lower() == "prior to" else m["kw"].lower().split()[-1]
-        window = {
-            "since": TimeWindow(start, None),
-            "after": TimeWindow(end + TICK, None),
-            "before": TimeWindow(None, start - TICK),
-        }.get(word, TimeWindow(None, end))
-        return m.start(), stop - m.start(), window
+        window = _open_window(word, start, end)
+        if window is not None:
+            return m.start(), stop - m.start(), window
     return None
+
+
+def _open_window(word: str, start: datetime, end: datetime) -> TimeWindow | None:
+    try:
+        if word == "since":
+            return TimeWindow(start, None)
+        if word == "after":
+            return TimeWindow(end + TICK, None)
+        if word == "before":
+            return TimeWindow(None, start - TICK)
+    except OverflowError:  # after the last or before the first moment datetime holds
+        return None
+    return TimeWindow(None, end)
 
 
 _RANGE = re.compile(r"\b(?P<kw>between|from) ", FLAGS)
