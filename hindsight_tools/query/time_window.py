@@ -81,13 +81,20 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from hindsight_tools.query.expressions import (
+    MAX_TRIES_PER_RULE,
+    PART,
+    Finder,
+    Found,
+    attempt,
+    parse_at,
+    part_at,
+)
 from hindsight_tools.query.habits import names_a_habit
 from hindsight_tools.query.rewrites import rewrite
-from hindsight_tools.query.spans import FLAGS, TICK, Span, day_span, split_part
+from hindsight_tools.query.spans import FLAGS, TICK, Span, day_span
 from hindsight_tools.query.time_rules import (
     MONTH_FULL,
     NOT_NAME,
@@ -95,15 +102,13 @@ from hindsight_tools.query.time_rules import (
     SEASON,
     WEEKDAY,
     YEAR,
-    Handler,
     Rule,
 )
+from hindsight_tools.query.window import TimeWindow
 
 __all__ = ["MAX_QUERY_CHARS", "TimeWindow", "extract_time_window"]
 
 MAX_QUERY_CHARS = 2000
-# A query with more look-alike dates than this is noise; bounds the dateparser calls.
-MAX_TRIES_PER_RULE = 16
 # "What did John recently get promoted to?" asks for the latest, which recency already
 # favours, not for what lies inside the last 30 days: on the LoCoMo dev questions such
 # words often reach back months, and ranking by their span made recall@10 worse on 12 of
@@ -112,35 +117,6 @@ MAX_TRIES_PER_RULE = 16
 # Thanksgiving?" asks about every Thanksgiving, and its answer was said in August. With a
 # year or "last"/"this"/"next" it is one holiday, and ranks.
 VAGUE_RULES = frozenset({"recently", "holiday"})
-
-
-@dataclass(frozen=True)
-class TimeWindow:
-    """``[start, end]`` with an inclusive ``end``; ``None`` marks an open side.
-
-    ``vague`` marks words with no edges of their own ("recently", "lately"): the span is
-    where to look, not a period the question is about (see :data:`VAGUE_RULES`)."""
-
-    start: datetime | None
-    end: datetime | None
-    vague: bool = False
-
-    def centre(self) -> datetime | None:
-        if self.start is None or self.end is None:
-            return None
-        return self.start + (self.end + TICK - self.start) / 2
-
-    def days(self) -> float | None:
-        if self.start is None or self.end is None:
-            return None
-        return (self.end + TICK - self.start) / timedelta(days=1)
-
-    def overlaps(self, start: datetime, end: datetime | None = None) -> bool:
-        """Whether ``[start, end]`` (a single moment when ``end`` is None) meets the window."""
-        last = start if end is None else end
-        return (self.start is None or last >= self.start) and (
-            self.end is None or start <= self.end
-        )
 
 
 def extract_time_window(text: str, now: datetime) -> TimeWindow | None:
@@ -160,84 +136,13 @@ def extract_time_window(text: str, now: datetime) -> TimeWindow | None:
     return None if best is None else best[3]
 
 
-def _attempt(handle: Handler, m: re.Match[str], now: datetime) -> Span | None:
-    try:
-        return handle(m, now)
-    except (ValueError, OverflowError):  # a date outside datetime's years 1..9999
-        return None
-
-
-# --- sub-expressions: X in "since X", "between X and Y", "early X" -------------------
-
-
-def _parse_at(
-    text: str, pos: int, now: datetime, endpos: int | None = None, *, parts: bool = True
-) -> tuple[Span, int] | None:
-    """The longest expression starting at ``pos`` (and ending at ``endpos`` if given)."""
-    best: tuple[Span, int] | None = None
-    for r in RULES:
-        m = r.loose.match(text, pos) if endpos is None else r.loose.fullmatch(text, pos, endpos)
-        span = _attempt(r.handle, m, now) if m else None
-        if m and span and (best is None or m.end() > best[1]):
-            best = span, m.end()
-    part = _part_at(text, pos, now, endpos) if parts else None
-    if part and (best is None or part[1] > best[1]):
-        best = part
-    return best
-
-
-_PART = re.compile(
-    r"\b(?P<part>early|mid|late|(?:at )?(?:the )?(?:beginning|start|middle|end) of"
-    r"|(?:the )?(?:first|second) half of"
-    r"|(?:(?:in|during) )?(?:the )?(?:first|second|third|fourth|last) week of"
-    r"|(?:(?:in|during|on|over) )?the (?:week|weekend) of)(?: |-)",
-    FLAGS,
-)
-# The first name found in the words wins: "the first week of" before "the week of".
-_PART_NAMES = (
-    ("first week", "first week"),
-    ("second week", "second week"),
-    ("third week", "third week"),
-    ("fourth week", "fourth week"),
-    ("last week", "last week"),
-    ("weekend of", "weekend of"),
-    ("week of", "week of"),
-    ("first half", "first half"),
-    ("second half", "second half"),
-    ("beginning", "early"),
-    ("start", "early"),
-    ("middle", "mid"),
-    ("end", "late"),
-)
-
-
-def _part_name(words: str) -> str:
-    words = words.lower()
-    return next((name for key, name in _PART_NAMES if key in words), words)
-
-
-def _part_at(text: str, pos: int, now: datetime, endpos: int | None) -> tuple[Span, int] | None:
-    m = _PART.match(text, pos)
-    inner = _parse_at(text, m.end(), now, endpos, parts=False) if m else None
-    if m is None or inner is None:
-        return None
-    try:
-        span = split_part(inner[0], _part_name(m["part"]))
-    except (ValueError, OverflowError):  # "the weekend of" the last days of year 9999
-        return None
-    return None if span is None else (span, inner[1])
-
-
 # --- finders: each returns the first (position, length, window) it sees in a query ----
 
-_Found = tuple[int, int, TimeWindow]
-_Finder = Callable[[str, datetime], _Found | None]
 
-
-def _simple(r: Rule) -> _Finder:
-    def find(text: str, now: datetime) -> _Found | None:
+def _simple(r: Rule) -> Finder:
+    def find(text: str, now: datetime) -> Found | None:
         for m in itertools.islice(r.strict.finditer(text), MAX_TRIES_PER_RULE):
-            span = _attempt(r.handle, m, now)
+            span = attempt(r.handle, m, now)
             if span is not None:
                 window = TimeWindow(*span, vague=r.name in VAGUE_RULES)
                 return m.start("core"), m.end() - m.start("core"), window
@@ -246,9 +151,9 @@ def _simple(r: Rule) -> _Finder:
     return find
 
 
-def _parts(text: str, now: datetime) -> _Found | None:
-    for m in itertools.islice(_PART.finditer(text), MAX_TRIES_PER_RULE):
-        found = _part_at(text, m.start(), now, None)
+def _parts(text: str, now: datetime) -> Found | None:
+    for m in itertools.islice(PART.finditer(text), MAX_TRIES_PER_RULE):
+        found = part_at(text, m.start(), now, None)
         if found is not None:
             return m.start(), found[1] - m.start(), TimeWindow(*found[0])
     return None
@@ -257,9 +162,9 @@ def _parts(text: str, now: datetime) -> _Found | None:
 _OPEN = re.compile(r"\b(?P<kw>(?:ever )?since|after|before|until|till|up until|prior to) ", FLAGS)
 
 
-def _open_ended(text: str, now: datetime) -> _Found | None:
+def _open_ended(text: str, now: datetime) -> Found | None:
     for m in itertools.islice(_OPEN.finditer(text), MAX_TRIES_PER_RULE):
-        found = _parse_at(text, m.end(), now)
+        found = parse_at(text, m.end(), now)
         if found is None:
             continue
         (start, end), stop = found
@@ -291,14 +196,14 @@ _HAS_YEAR = re.compile(r"\d{4}")
 _MAX_RANGE_START = 60  # characters of X to look through for "and"/"to"
 
 
-def _range(text: str, now: datetime) -> _Found | None:
+def _range(text: str, now: datetime) -> Found | None:
     for m in itertools.islice(_RANGE.finditer(text), MAX_TRIES_PER_RULE):
         seps = _RANGE_SEP.finditer(text, m.end(), m.end() + _MAX_RANGE_START)
         for sep in itertools.islice(seps, MAX_TRIES_PER_RULE):
             found = _range_window(text, m.end(), sep, now)
             if found is not None:
                 return m.start(), found[1] - m.start(), found[0]
-        first = _parse_at(text, m.end(), now) if m["kw"].lower() == "from" else None
+        first = parse_at(text, m.end(), now) if m["kw"].lower() == "from" else None
         onwards = _ONWARDS.match(text, first[1]) if first else None
         if first and onwards:
             return m.start(), onwards.end() - m.start(), TimeWindow(first[0].start, None)
@@ -354,12 +259,12 @@ def _range_window(
 ) -> tuple[TimeWindow, int] | None:
     """X from ``x_at`` to ``sep``, Y after it (``y`` when already read): their hull."""
     if y is None:
-        y = _parse_at(text, sep.end(), now)
+        y = parse_at(text, sep.end(), now)
     if y is None:
         present = _PRESENT.match(text, sep.end())
         y = (Span(now, now), present.end()) if present else None
     bare = _BARE_DAY_AFTER.match(text, sep.end()) if y is None else None
-    x = _parse_at(text, x_at, now, sep.start()) if y or bare else None
+    x = parse_at(text, x_at, now, sep.start()) if y or bare else None
     if x is None and y is not None:
         x = _day_of(text, x_at, sep.start(), y[0])
     if y is None and x is not None and bare is not None:
@@ -372,7 +277,7 @@ def _range_window(
         x_start > y_end or _HAS_YEAR.search(text, sep.end(), stop)
     ):
         # "between March and May 2023": March of 2023, the one before May 2023 ends
-        anchored = _parse_at(text, x_at, y_end, sep.start())
+        anchored = parse_at(text, x_at, y_end, sep.start())
         x_start, x_end = anchored[0] if anchored else (x_start, x_end)
     return TimeWindow(min(x_start, y_start), max(x_end, y_end)), stop
 
@@ -386,9 +291,9 @@ _JOIN = re.compile(r" ?[-/&] ?| (?:and|or|to|through|thru|till|until) ", FLAGS)
 _MAX_JOINED = 30  # characters of the first expression to look back through
 
 
-def _joined(text: str, now: datetime) -> _Found | None:
+def _joined(text: str, now: datetime) -> Found | None:
     for sep in itertools.islice(_JOIN.finditer(text), MAX_TRIES_PER_RULE):
-        y = _parse_at(text, sep.end(), now)
+        y = parse_at(text, sep.end(), now)
         if y is None or not _HAS_YEAR.search(text, sep.end(), y[1]):
             continue
         lookback = max(0, sep.start() - _MAX_JOINED)
@@ -429,8 +334,8 @@ _PAIRS = tuple(
 _EITHER_ORDER = re.compile(r" ?& ?| (?:and|or) ", FLAGS)
 
 
-def _named_pair(text: str, now: datetime) -> _Found | None:
-    found: list[_Found] = []
+def _named_pair(text: str, now: datetime) -> Found | None:
+    found: list[Found] = []
     for pattern in _PAIRS:
         for m in itertools.islice(pattern.finditer(text), MAX_TRIES_PER_RULE):
             # where a rule reading the first alone would start: "the summer of 2021"
@@ -455,8 +360,8 @@ def _named_pair(text: str, now: datetime) -> _Found | None:
 
 def _reversed_pair(text: str, m: re.Match[str], now: datetime) -> tuple[TimeWindow, int] | None:
     """The first name's latest occurrence and the second's just before it ends."""
-    x = _parse_at(text, m.start("x"), now, m.end("x"))
-    y = _parse_at(text, m.start("y"), x[0].end, m.end("y")) if x else None
+    x = parse_at(text, m.start("x"), now, m.end("x"))
+    y = parse_at(text, m.start("y"), x[0].end, m.end("y")) if x else None
     if x is None or y is None:
         return None
     return TimeWindow(min(x[0].start, y[0].start), max(x[0].end, y[0].end)), m.end("y")
@@ -464,14 +369,14 @@ def _reversed_pair(text: str, m: re.Match[str], now: datetime) -> tuple[TimeWind
 
 def _after_dated(text: str, m: re.Match[str], now: datetime) -> tuple[TimeWindow, int] | None:
     """The first name with its year, and the first occurrence of the second from its start."""
-    x = _parse_at(text, m.start("x"), now, m.end("xy"))
+    x = parse_at(text, m.start("x"), now, m.end("xy"))
     if x is None:
         return None
     try:  # the latest second name begun within a year of the first's start
         within = x[0].start.replace(year=x[0].start.year + 1) - TICK
     except ValueError:  # year 9999
         return None
-    y = _parse_at(text, m.start("y"), within, m.end("y"))
+    y = parse_at(text, m.start("y"), within, m.end("y"))
     if y is None or y[0].start < x[0].start:
         return None
     return TimeWindow(x[0].start, max(x[0].end, y[0].end)), m.end("y")
@@ -482,7 +387,7 @@ def _length(window: TimeWindow) -> timedelta:
     return timedelta.max if days is None else timedelta(days=days)
 
 
-_FINDERS: tuple[_Finder, ...] = (
+_FINDERS: tuple[Finder, ...] = (
     _range,
     _open_ended,
     _parts,

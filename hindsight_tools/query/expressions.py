@@ -1,0 +1,91 @@
+"""Sub-expressions of a query's time words: the longest expression the rules read at a
+position ("since X", "between X and Y", "early X" read their X here), and the parts of a
+period ("early", "the first week of"). Shared by the finders of
+:mod:`hindsight_tools.query.time_window`, whose docstring states the conventions."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import datetime
+
+from hindsight_tools.query.spans import FLAGS, Span, split_part
+from hindsight_tools.query.time_rules import RULES, Handler
+from hindsight_tools.query.window import TimeWindow
+
+__all__ = ["MAX_TRIES_PER_RULE", "PART", "Finder", "Found", "attempt", "parse_at", "part_at"]
+
+# A query with more look-alike dates than this is noise; bounds the dateparser calls.
+MAX_TRIES_PER_RULE = 16
+
+# What a finder returns: where an expression starts, how long it is, and its window.
+Found = tuple[int, int, TimeWindow]
+Finder = Callable[[str, datetime], Found | None]
+
+
+def attempt(handle: Handler, m: re.Match[str], now: datetime) -> Span | None:
+    try:
+        return handle(m, now)
+    except (ValueError, OverflowError):  # a date outside datetime's years 1..9999
+        return None
+
+
+# --- sub-expressions: X in "since X", "between X and Y", "early X" -------------------
+
+
+def parse_at(
+    text: str, pos: int, now: datetime, endpos: int | None = None, *, parts: bool = True
+) -> tuple[Span, int] | None:
+    """The longest expression starting at ``pos`` (and ending at ``endpos`` if given)."""
+    best: tuple[Span, int] | None = None
+    for r in RULES:
+        m = r.loose.match(text, pos) if endpos is None else r.loose.fullmatch(text, pos, endpos)
+        span = attempt(r.handle, m, now) if m else None
+        if m and span and (best is None or m.end() > best[1]):
+            best = span, m.end()
+    part = part_at(text, pos, now, endpos) if parts else None
+    if part and (best is None or part[1] > best[1]):
+        best = part
+    return best
+
+
+PART = re.compile(
+    r"\b(?P<part>early|mid|late|(?:at )?(?:the )?(?:beginning|start|middle|end) of"
+    r"|(?:the )?(?:first|second) half of"
+    r"|(?:(?:in|during) )?(?:the )?(?:first|second|third|fourth|last) week of"
+    r"|(?:(?:in|during|on|over) )?the (?:week|weekend) of)(?: |-)",
+    FLAGS,
+)
+# The first name found in the words wins: "the first week of" before "the week of".
+_PART_NAMES = (
+    ("first week", "first week"),
+    ("second week", "second week"),
+    ("third week", "third week"),
+    ("fourth week", "fourth week"),
+    ("last week", "last week"),
+    ("weekend of", "weekend of"),
+    ("week of", "week of"),
+    ("first half", "first half"),
+    ("second half", "second half"),
+    ("beginning", "early"),
+    ("start", "early"),
+    ("middle", "mid"),
+    ("end", "late"),
+)
+
+
+def _part_name(words: str) -> str:
+    words = words.lower()
+    return next((name for key, name in _PART_NAMES if key in words), words)
+
+
+def part_at(text: str, pos: int, now: datetime, endpos: int | None) -> tuple[Span, int] | None:
+    m = PART.match(text, pos)
+    inner = parse_at(text, m.end(), now, endpos, parts=False) if m else None
+    if m is None or inner is None:
+        return None
+    try:
+        span = split_part(inner[0], _part_name(m["part"]))
+    except (ValueError, OverflowError):  # "the weekend of" the last days of year 9999
+        return None
+    return None if span is None else (span, inner[1])
