@@ -9,11 +9,20 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 
-from hindsight_tools.query.spans import FLAGS, Span, split_part
+from hindsight_tools.query.spans import FLAGS, TICK, Span, split_part
 from hindsight_tools.query.time_rules import RULES, Handler
 from hindsight_tools.query.window import TimeWindow
 
-__all__ = ["MAX_TRIES_PER_RULE", "PART", "Finder", "Found", "attempt", "parse_at", "part_at"]
+__all__ = [
+    "MAX_TRIES_PER_RULE",
+    "PART",
+    "Finder",
+    "Found",
+    "attempt",
+    "open_window",
+    "parse_at",
+    "part_at",
+]
 
 # A query with more look-alike dates than this is noise; bounds the dateparser calls.
 MAX_TRIES_PER_RULE = 16
@@ -89,3 +98,18 @@ def part_at(text: str, pos: int, now: datetime, endpos: int | None) -> tuple[Spa
     except (ValueError, OverflowError):  # "the weekend of" the last days of year 9999
         return None
     return None if span is None else (span, inner[1])
+
+
+def open_window(word: str, start: datetime, end: datetime) -> TimeWindow | None:
+    """The open window "since", "after", "before" or "until" (any other ``word``) make of
+    an expression's span; None past the calendar's ends."""
+    try:
+        if word == "since":
+            return TimeWindow(start, None)
+        if word == "after":
+            return TimeWindow(end + TICK, None)
+        if word == "before":
+            return TimeWindow(None, start - TICK)
+    except OverflowError:  # after the last or before the first moment datetime holds
+        return None
+    return TimeWindow(None, end)

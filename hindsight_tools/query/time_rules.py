@@ -171,8 +171,8 @@ def _relative_unit(m: re.Match[str], now: datetime) -> Span:
     return _units_away(m["unit"].lower(), now, step)
 
 
-def _before_last(m: re.Match[str], now: datetime) -> Span:
-    return _units_away(m["unit"].lower(), now, -2)
+def _two_away(m: re.Match[str], now: datetime) -> Span:
+    return _units_away(m["unit"].lower(), now, 2 if m["which"].lower() == "after next" else -2)
 
 
 def _units_away(unit: str, now: datetime, step: int) -> Span:
@@ -414,8 +414,8 @@ RULES: tuple[Rule, ...] = (
     rule("year and season", rf"{YEAR} (?P<season>{SEASON})", _season_year),
     rule(
         "before last",
-        r"\bthe (?P<unit>week|weekend|month|year) before last\b",
-        _before_last,
+        r"\bthe (?P<unit>week|weekend|month|year) (?P<which>before last|after next)\b",
+        _two_away,
     ),
     *named_rules(
         "holiday",

@@ -26,7 +26,11 @@ Conventions
   "3 weeks ago" that Monday-Sunday week, "2 months ago" that month, "2 years ago" that
   calendar year. "a couple" is 2, "a few" 3, "several" 2 to 4 units back (4 when rolling).
 * "recently", "lately": the last 30 days up to now, marked ``vague``.
-* "the week/weekend/month/year before last": two calendar units back.
+* "the week/weekend/month/year before last": two calendar units back; "after next" two
+  ahead.
+* "the U after/before X", "N Us after/before X" (U a day, week, weekend, month or year)
+  are calendar units counted from the one X ends or starts in: "the week before August 3,
+  2023" is July 24-30 (:mod:`hindsight_tools.query.offsets`).
 * A name in a relative unit is that name in that unit: "March of last year", "last year
   in March", "in the summer two years ago", "Christmas of the year before last", "on
   Monday of last week", "Tuesday last week", "Friday two weeks ago" (pinned to a year or a
@@ -89,10 +93,12 @@ from hindsight_tools.query.expressions import (
     Finder,
     Found,
     attempt,
+    open_window,
     parse_at,
     part_at,
 )
 from hindsight_tools.query.habits import names_a_habit
+from hindsight_tools.query.offsets import measured_from
 from hindsight_tools.query.rewrites import rewrite
 from hindsight_tools.query.spans import FLAGS, TICK, Span, day_span
 from hindsight_tools.query.time_rules import (
@@ -169,23 +175,10 @@ def _open_ended(text: str, now: datetime) -> Found | None:
             continue
         (start, end), stop = found
         word = "before" if m["kw"].lower() == "prior to" else m["kw"].lower().split()[-1]
-        window = _open_window(word, start, end)
+        window = open_window(word, start, end)
         if window is not None:
             return m.start(), stop - m.start(), window
     return None
-
-
-def _open_window(word: str, start: datetime, end: datetime) -> TimeWindow | None:
-    try:
-        if word == "since":
-            return TimeWindow(start, None)
-        if word == "after":
-            return TimeWindow(end + TICK, None)
-        if word == "before":
-            return TimeWindow(None, start - TICK)
-    except OverflowError:  # after the last or before the first moment datetime holds
-        return None
-    return TimeWindow(None, end)
 
 
 _RANGE = re.compile(r"\b(?P<kw>between|from) ", FLAGS)
@@ -389,6 +382,7 @@ def _length(window: TimeWindow) -> timedelta:
 
 _FINDERS: tuple[Finder, ...] = (
     _range,
+    measured_from,
     _open_ended,
     _parts,
     _joined,

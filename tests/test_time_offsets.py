@@ -1,0 +1,65 @@
+"""Periods counted from another ("the week after Christmas", "two days after June 5"):
+pure, no database.
+
+The same fixed ``NOW`` and conventions as ``test_temporal.py``: Wednesday 2024-06-12,
+15:30 UTC; ends inclusive (``E``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_temporal import E, assert_bounds_are_utc, at, window
+
+OFFSETS = [
+    # calendar units from the one the other period ends or starts in
+    ("What did John do the week before August 3, 2023?", "2023-07-24", "2023-07-30" + E),
+    ("two weeks before August 11, 2023", "2023-07-24", "2023-07-30" + E),
+    ("What did I do the week after Christmas?", "2024-01-01", "2024-01-07" + E),
+    ("the three weeks before May 1", "2024-04-08", "2024-04-28" + E),
+    ("two days after June 5", "2024-06-07", "2024-06-07" + E),
+    ("the day before Christmas Day 2023", "2023-12-24", "2023-12-24" + E),
+    ("a day prior to June 5", "2024-06-04", "2024-06-04" + E),
+    ("the month following March 2023", "2023-04-01", "2023-04-30" + E),
+    ("the year after 2020", "2021-01-01", "2021-12-31" + E),
+    # weekends: the first whole one after the period ends, the last before it starts
+    ("the weekend after Thanksgiving", "2023-12-02", "2023-12-03" + E),
+    ("the weekend before Christmas", "2023-12-16", "2023-12-17" + E),
+    ("two weekends before Christmas", "2023-12-09", "2023-12-10" + E),
+    # the counted period opens a window like any other
+    ("since the day after Christmas", "2023-12-27", None),
+    ("until the week before Easter 2023", None, "2023-04-02" + E),
+    # no one span: left to "after X"
+    ("the days after New Year", "2024-01-02", None),
+    ("several days after June 5", "2024-06-06", None),
+    # counted from now
+    ("the week after next", "2024-06-24", "2024-06-30" + E),
+    ("the month after next", "2024-08-01", "2024-08-31" + E),
+]
+
+
+@pytest.mark.parametrize(("text", "start", "end"), OFFSETS, ids=[c[0] for c in OFFSETS])
+def test_counted_period_resolves_to_exact_window(
+    text: str, start: str | None, end: str | None
+) -> None:
+    assert window(text) == (at(start), at(end))
+
+
+@pytest.mark.parametrize("text", [c[0] for c in OFFSETS])
+def test_every_bound_of_a_counted_period_is_utc(text: str) -> None:
+    assert_bounds_are_utc(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["the month after my wedding", "What did I do the day after the party?"]
+)
+def test_a_period_counted_from_an_event_is_no_time(text: str) -> None:
+    assert window(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [("99999 years after 2020", "2021-01-01"), ("999999 weeks after June 5", "2024-06-06")],
+)
+def test_a_count_past_the_calendar_is_read_as_after_alone(text: str, start: str) -> None:
+    assert window(text) == (at(start), None)
