@@ -23,12 +23,23 @@ OFFSETS = [
     ("the month following March 2023", "2023-04-01", "2023-04-30" + E),
     ("the year after 2020", "2021-01-01", "2021-12-31" + E),
     # weekends: the first whole one after the period ends, the last before it starts
-    ("the weekend after Thanksgiving", "2023-12-02", "2023-12-03" + E),
-    ("the weekend before Christmas", "2023-12-16", "2023-12-17" + E),
-    ("two weekends before Christmas", "2023-12-09", "2023-12-10" + E),
-    # the counted period opens a window like any other
-    ("since the day after Christmas", "2023-12-27", None),
+    ("the weekend before Christmas", "2023-12-23", "2023-12-24" + E),
+    ("two weekends before Christmas", "2023-12-16", "2023-12-17" + E),
+    ("the two weekends after June 7, 2024", "2024-06-08", "2024-06-16" + E),
+    # a holiday of several days is counted from its own day
+    ("the day after Christmas", "2023-12-26", "2023-12-26" + E),
+    ("the week before Christmas", "2023-12-18", "2023-12-24" + E),
+    ("the day after Thanksgiving", "2023-11-24", "2023-11-24" + E),
+    ("the weekend after Thanksgiving", "2023-11-25", "2023-11-26" + E),
+    ("the week after Easter", "2024-04-01", "2024-04-07" + E),
+    # the counted period is an expression like any other: it opens and joins windows
+    ("since the day after Christmas", "2023-12-26", None),
     ("until the week before Easter 2023", None, "2023-04-02" + E),
+    ("between the day after Christmas and New Year's Eve", "2023-12-26", "2023-12-31" + E),
+    ("from the week before Christmas until New Year's Day", "2023-12-18", "2024-01-01" + E),
+    ("two days before the day after Christmas", "2023-12-24", "2023-12-24" + E),
+    # "the day after tomorrow" is the rules', with its part of the day
+    ("the day after tomorrow morning", "2024-06-14T06:00:00", "2024-06-14T11:59:59.999999"),
     # no one span: left to "after X"
     ("the days after New Year", "2024-01-02", None),
     ("several days after June 5", "2024-06-06", None),

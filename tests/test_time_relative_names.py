@@ -54,6 +54,12 @@ IN_UNITS = [
     ("I met April last year", "2023-01-01", "2023-12-31" + E),
     ("I applied for my H1 last year", "2023-01-01", "2023-12-31" + E),
     ("I ran on Monday, last week I swam", "2024-06-10", "2024-06-10" + E),
+    ("Did I talk to April last year?", "2023-01-01", "2023-12-31" + E),
+    ("What did I get from April last year?", "2023-01-01", "2023-12-31" + E),
+    ("Did Summer and April last year visit?", "2023-01-01", "2023-12-31" + E),
+    # after "from", a name is a time before a range's second half
+    ("from March of last year to now", "2023-03-01", "2024-06-12T15:30:00"),
+    ("in the spring and summer of last year", "2023-03-01", "2023-08-31" + E),
     # a pinned year the rules would not read as one is left alone
     ("in March 2000 years ago", "2000-03-01", "2000-03-31" + E),
     # a habit with a period of its own is about that period
@@ -68,6 +74,12 @@ IN_UNITS = [
         "What do I usually do in summer, and what did I do yesterday?",
         "2024-06-11",
         "2024-06-11" + E,
+    ),
+    ("What do I usually do in March? What did I do in May?", "2024-05-01", "2024-05-31" + E),
+    (
+        "What do I usually eat on Monday, and what did I eat on Friday?",
+        "2024-06-07",
+        "2024-06-07" + E,
     ),
     # words that are not "as a rule"
     ("Did I often go running in March?", "2024-03-01", "2024-03-31" + E),
@@ -127,14 +139,20 @@ def test_a_unit_outside_the_years_read_is_left_alone(text: str) -> None:
     assert pin_relative_names(text, NOW) == text
 
 
+FIRST_WEEK = (datetime(1, 1, 1, tzinfo=UTC), datetime(1, 1, 7, 23, 59, 59, 999999, tzinfo=UTC))
+
+
 @pytest.mark.parametrize(
-    ("text", "now"),
+    ("text", "now", "expected"),
     [
-        ("before this week", datetime(1, 1, 1, tzinfo=UTC)),
-        ("since Sunday of this week", datetime(1, 1, 1, tzinfo=UTC)),
-        ("after 9999", NOW),
+        # the open side would fall before year 1: "this week" is what is left to read
+        ("before this week", datetime(1, 1, 1, tzinfo=UTC), FIRST_WEEK),
+        ("since Sunday of this week", datetime(1, 1, 1, tzinfo=UTC), FIRST_WEEK),
+        ("after 9999", NOW, None),
     ],
 )
-def test_an_open_end_past_the_calendar_is_not_read(text: str, now: datetime) -> None:
+def test_an_open_end_past_the_calendar_is_not_read(
+    text: str, now: datetime, expected: tuple[datetime, datetime] | None
+) -> None:
     found = extract_time_window(text, now)
-    assert found is None or (found.start is not None and found.end is not None)
+    assert (found.start, found.end) == expected if found else expected is None

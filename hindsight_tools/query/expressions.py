@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 
+from hindsight_tools.query.offsets import OFFSET, counted
 from hindsight_tools.query.spans import FLAGS, TICK, Span, split_part
 from hindsight_tools.query.time_rules import RULES, Handler
 from hindsight_tools.query.window import TimeWindow
@@ -27,7 +28,8 @@ __all__ = [
 # A query with more look-alike dates than this is noise; bounds the dateparser calls.
 MAX_TRIES_PER_RULE = 16
 
-# What a finder returns: where an expression starts, how long it is, and its window.
+# Where an expression starts and how long it is, with its window: the leftmost, then the
+# longest, wins among the finders.
 Found = tuple[int, int, TimeWindow]
 Finder = Callable[[str, datetime], Found | None]
 
@@ -55,7 +57,20 @@ def parse_at(
     part = part_at(text, pos, now, endpos) if parts else None
     if part and (best is None or part[1] > best[1]):
         best = part
+    offset = _counted_at(text, pos, now, endpos)
+    if offset and (best is None or offset[1] > best[1]):
+        best = offset
     return best
+
+
+def _counted_at(text: str, pos: int, now: datetime, endpos: int | None) -> tuple[Span, int] | None:
+    """ "the week after X", "two days before X" (:mod:`hindsight_tools.query.offsets`)."""
+    m = OFFSET.match(text, pos)
+    x = parse_at(text, m.end(), now, endpos) if m else None
+    if m is None or x is None:
+        return None
+    span = counted(m, x[0], text[m.end() : x[1]])
+    return None if span is None else (span, x[1])
 
 
 PART = re.compile(

@@ -18,9 +18,9 @@ from datetime import date, datetime, timedelta
 
 from dateutil.easter import easter
 
-from hindsight_tools.query.spans import Span, by_modifier, day_span, latest_started
+from hindsight_tools.query.spans import FLAGS, Span, by_modifier, day_span, latest_started
 
-__all__ = ["HOLIDAY", "HOLIDAYS", "holiday"]
+__all__ = ["HOLIDAY", "HOLIDAYS", "holiday", "own_day"]
 
 
 def _thanksgiving(year: int) -> Span:
@@ -49,6 +49,21 @@ HOLIDAY = (
     r"(?P<hol>christmas(?: eve| day)?|boxing day|new year'?s?(?: eve| day)?"
     r"|valentine'?s day|halloween|easter|thanksgiving)\b"
 )
+
+
+# The holiday's own day within its span, in days from the span's start: what a period
+# counted from it is counted from ("the day after Christmas" is Boxing Day, "the weekend
+# after Thanksgiving" the one that Thursday begins).
+_OWN_DAY = {"christmas": 1, "easter": 2, "new years": 1, "thanksgiving": 0}
+_NAMED = re.compile(rf"(?:(?:last|this|next|the) )?{HOLIDAY}", FLAGS)
+
+
+def own_day(text: str, span: Span) -> Span:
+    """``span``, or the holiday's own day when ``text`` is a holiday of several days ("the
+    day after Christmas" names a day, not a holiday)."""
+    m = _NAMED.match(text)
+    offset = _OWN_DAY.get(_holiday_name(m)) if m else None
+    return span if offset is None else day_span(span.start.date() + timedelta(days=offset))
 
 
 def _holiday_name(m: re.Match[str]) -> str:

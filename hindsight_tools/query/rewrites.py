@@ -92,16 +92,26 @@ def _unit(name: str) -> str:
 # year", not "Did we march last year?", "I had a bad fall last year", "I met April last
 # year". Winter is not pinned: which December to February "the winter of last year" is
 # depends on the speaker.
+_NAMES = rf"(?:{MONTH_FULL}|(?:spring|summer|autumn|fall)\b|Q[1-4]\b|H[12]\b|{{holiday}}){NOT_NAME}"
+_YEAR_NAME = "(?P<name>" + _NAMES.format(holiday=HOLIDAY) + ")"
+# A second name joined to a first after a time word ("in March and April of last year")
+# shares its word; "to", "and" alone are no time word ("I talked to April last year").
 _TIME_WORD = (
     r"(?P<lead>\b(?:in|during|over|around|at|on|throughout|through|since|until|till|before"
-    r"|after|by|from|between|early|mid|late|and|or|to)[ -](?:the )?)"
-)
-_YEAR_NAME = (
-    rf"(?P<name>(?:{MONTH_FULL}|(?:spring|summer|autumn|fall)\b|Q[1-4]\b|H[12]\b"
-    rf"|{HOLIDAY}){NOT_NAME})"
+    r"|after|by|between|early|mid|late)[ -](?:the )?"
+    + "(?:"
+    + _NAMES.format(holiday=HOLIDAY.replace("(?P<hol>", "(?:"))
+    + r" ?(?:and|or|to|&|-) ?(?:the )?)?)"
 )
 # "in March of last year", "during the summer two years ago", "at Christmas last year"
 _NAME_OF_YEAR = re.compile(rf"{_TIME_WORD}{_YEAR_NAME} (?:of |in )?{_unit('year')}", FLAGS)
+# "from March of last year to now": "from" is a time word before a range's second half
+# only ("What did I get from April last year?")
+_FROM_NAME_OF_YEAR = re.compile(
+    rf"(?P<lead>\bfrom (?:the )?){_YEAR_NAME} (?:of |in )?{_unit('year')}"
+    r"(?= (?:to|until|till|through|thru)\b| ?-)",
+    FLAGS,
+)
 # "last year in March", "since last year in the summer": the word goes, so that what comes
 # before ("since") reads the name
 _YEAR_THEN_NAME = re.compile(
@@ -111,7 +121,8 @@ _YEAR_THEN_NAME = re.compile(
 _DAY_OF_WEEK = re.compile(rf"\b(?P<name>{WEEKDAY}){NOT_NAME} (?:of |in )?{_unit('week')}", FLAGS)
 # "last week on Monday", "two weeks ago Friday"
 _WEEK_THEN_DAY = re.compile(rf"\b{_unit('week')} (?:on )?(?P<name>{WEEKDAY}){NOT_NAME}", FLAGS)
-# The years the rules read as years
+# A pinned year must be one the rules read as a year (time_rules.YEAR), or the name would
+# be read against now after all
 _READ_YEARS = range(1500, 3000)
 
 
@@ -141,6 +152,7 @@ def pin_relative_names(text: str, now: datetime) -> str:
     rewrites: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
         (_YEAR_THEN_NAME, in_year),
         (_NAME_OF_YEAR, in_year),
+        (_FROM_NAME_OF_YEAR, in_year),
         (_WEEK_THEN_DAY, in_week),
         (_DAY_OF_WEEK, in_week),
     )

@@ -98,7 +98,7 @@ from hindsight_tools.query.expressions import (
     part_at,
 )
 from hindsight_tools.query.habits import names_a_habit
-from hindsight_tools.query.offsets import measured_from
+from hindsight_tools.query.offsets import OFFSET
 from hindsight_tools.query.rewrites import rewrite
 from hindsight_tools.query.spans import FLAGS, TICK, Span, day_span
 from hindsight_tools.query.time_rules import (
@@ -133,13 +133,25 @@ def extract_time_window(text: str, now: datetime) -> TimeWindow | None:
     query = rewrite(text[:MAX_QUERY_CHARS], now)
     best: tuple[int, int, int, TimeWindow] | None = None
     for rank, finder in enumerate(_FINDERS):
-        found = finder(query, now)
-        if found is not None and not names_a_habit(query, found[0], found[0] + found[1]):
+        found = _not_a_habit(finder, query, now)
+        if found is not None:
             position, length, window = found
             key = (position, -length, rank, window)
             if best is None or key[:3] < best[:3]:
                 best = key
     return None if best is None else best[3]
+
+
+def _not_a_habit(finder: Finder, query: str, now: datetime) -> Found | None:
+    """The finder's first expression that doesn't name a habit: each one that does is
+    blanked out, same length, and the finder asked again."""
+    text = query
+    for _ in range(MAX_TRIES_PER_RULE):
+        found = finder(text, now)
+        if found is None or not names_a_habit(query, found[0], found[0] + found[1]):
+            return found
+        text = text[: found[0]] + "_" * found[1] + text[found[0] + found[1] :]
+    return None
 
 
 # --- finders: each returns the first (position, length, window) it sees in a query ----
@@ -178,6 +190,14 @@ def _open_ended(text: str, now: datetime) -> Found | None:
         window = open_window(word, start, end)
         if window is not None:
             return m.start(), stop - m.start(), window
+    return None
+
+
+def _counted(text: str, now: datetime) -> Found | None:
+    for m in itertools.islice(OFFSET.finditer(text), MAX_TRIES_PER_RULE):
+        found = parse_at(text, m.start(), now)
+        if found is not None:
+            return m.start(), found[1] - m.start(), TimeWindow(*found[0])
     return None
 
 
@@ -382,7 +402,7 @@ def _length(window: TimeWindow) -> timedelta:
 
 _FINDERS: tuple[Finder, ...] = (
     _range,
-    measured_from,
+    _counted,
     _open_ended,
     _parts,
     _joined,
