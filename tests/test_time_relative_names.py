@@ -36,6 +36,12 @@ IN_UNITS = [
     ("since last year in March", "2023-03-01", None),
     ("until last year in the summer", None, "2023-08-31" + E),
     ("between last year in March and now", "2023-03-01", "2024-06-12T15:30:00"),
+    # the one before "last X", as "the week before last" is the week before last week
+    ("What did I do the summer before last?", "2022-06-01", "2022-08-31" + E),
+    ("in the winter before last", "2022-12-01", "2023-02-28" + E),
+    ("the March before last", "2023-03-01", "2023-03-31" + E),
+    ("the Christmas before last", "2022-12-24", "2022-12-26" + E),
+    ("the Monday before last", "2024-06-03", "2024-06-03" + E),
     # a weekday in a relative week is that day of that Monday-Sunday week
     ("What did I do on Monday of last week?", "2024-06-03", "2024-06-03" + E),
     ("Tuesday last week", "2024-06-04", "2024-06-04" + E),

@@ -3,7 +3,8 @@
 
 A name inside a relative unit is pinned to that unit: "in March of last year" is read as
 "in March of 2023", "on Monday of last week" as that Monday's date, "since last year in
-the summer" as "since summer of 2023". The rules then read a name with its year or a
+the summer" as "since summer of 2023", "the summer before last" as "the summer of 2022".
+The rules then read a name with its year or a
 date, forms they already know, alone or joined ("in March and April of last year", "on
 Monday and Tuesday of last week"), so each name needs no relative form of its own.
 """
@@ -15,12 +16,14 @@ import unicodedata
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from hindsight_tools.query.expressions import parse_at
 from hindsight_tools.query.holidays import HOLIDAY
 from hindsight_tools.query.spans import FLAGS
 from hindsight_tools.query.time_rules import (
     COUNT,
     MONTH_FULL,
     NOT_NAME,
+    SEASON,
     WEEKDAY,
     WEEKDAYS,
     count_range,
@@ -121,6 +124,13 @@ _YEAR_THEN_NAME = re.compile(
 _DAY_OF_WEEK = re.compile(rf"\b(?P<name>{WEEKDAY}){NOT_NAME} (?:of |in )?{_unit('week')}", FLAGS)
 # "last week on Monday", "two weeks ago Friday"
 _WEEK_THEN_DAY = re.compile(rf"\b{_unit('week')} (?:on )?(?P<name>{WEEKDAY}){NOT_NAME}", FLAGS)
+# "the summer before last", "the Monday before last": the one before "last summer", "last
+# Monday", as "the week before last" is the week before last week
+_BEFORE_LAST = re.compile(
+    rf"\bthe (?P<name>(?:{MONTH_FULL}|{SEASON}|{WEEKDAY}|{HOLIDAY}){NOT_NAME}) "
+    r"before last\b",
+    FLAGS,
+)
 # A pinned year must be one the rules read as a year (time_rules.YEAR), or the name would
 # be read against now after all
 _READ_YEARS = range(1500, 3000)
@@ -149,7 +159,18 @@ def pin_relative_names(text: str, now: datetime) -> str:
             return m[0]
         return f"{day:%B} {day.day}, {day.year}"
 
+    def before_last(m: re.Match[str]) -> str:
+        last = parse_at(f"last {m['name']}", 0, now)
+        prior = parse_at(f"last {m['name']}", 0, last[0].start) if last else None
+        if prior is None or prior[0].start.year not in _READ_YEARS:
+            return m[0]
+        start = prior[0].start
+        if re.fullmatch(WEEKDAY, m["name"], FLAGS):
+            return f"{start:%B} {start.day}, {start.year}"
+        return f"the {m['name']} of {start.year}"
+
     rewrites: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+        (_BEFORE_LAST, before_last),
         (_YEAR_THEN_NAME, in_year),
         (_NAME_OF_YEAR, in_year),
         (_FROM_NAME_OF_YEAR, in_year),

@@ -27,7 +27,7 @@ Conventions
   calendar year. "a couple" is 2, "a few" 3, "several" 2 to 4 units back (4 when rolling).
 * "recently", "lately": the last 30 days up to now, marked ``vague``.
 * "the week/weekend/month/year before last": two calendar units back; "after next" two
-  ahead.
+  ahead. "The summer/March/Monday/Christmas before last" is the one before "last X".
 * "the U after/before X", "N Us after/before X" (U a day, week, weekend, month or year)
   are calendar units counted from the one X ends or starts in: "the week before August 3,
   2023" is July 24-30 (:mod:`hindsight_tools.query.offsets`).
