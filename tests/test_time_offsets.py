@@ -38,11 +38,24 @@ OFFSETS = [
     ("between the day after Christmas and New Year's Eve", "2023-12-26", "2023-12-31" + E),
     ("from the week before Christmas until New Year's Day", "2023-12-18", "2024-01-01" + E),
     ("two days before the day after Christmas", "2023-12-24", "2023-12-24" + E),
+    # a preposition belongs to the period: "over the weekend" alone is last weekend
+    ("What did I do over the weekend after Thanksgiving?", "2023-11-25", "2023-11-26" + E),
+    ("on the weekend after next", "2024-06-29", "2024-06-30" + E),
+    ("over the weekend before last", "2024-06-01", "2024-06-02" + E),
+    # a holiday's part is counted from as read
+    ("the day after Easter Monday", "2024-04-02", "2024-04-02" + E),
+    ("the day after Thanksgiving weekend", "2023-11-27", "2023-11-27" + E),
+    # counted from today and tomorrow too
+    ("the day before today", "2024-06-11", "2024-06-11" + E),
+    ("a week after today", "2024-06-17", "2024-06-23" + E),
+    ("two days after tomorrow", "2024-06-15", "2024-06-15" + E),
     # "the day after tomorrow" is the rules', with its part of the day
     ("the day after tomorrow morning", "2024-06-14T06:00:00", "2024-06-14T11:59:59.999999"),
     # no one span: left to "after X"
     ("the days after New Year", "2024-01-02", None),
     ("several days after June 5", "2024-06-06", None),
+    ("one or two days after June 5", "2024-06-06", None),
+    ("2-3 days after June 5", "2024-06-06", None),
     # counted from now
     ("the week after next", "2024-06-24", "2024-06-30" + E),
     ("the month after next", "2024-08-01", "2024-08-31" + E),
@@ -74,3 +87,16 @@ def test_a_period_counted_from_an_event_is_no_time(text: str) -> None:
 )
 def test_a_count_past_the_calendar_is_read_as_after_alone(text: str, start: str) -> None:
     assert window(text) == (at(start), None)
+
+
+@pytest.mark.parametrize(
+    ("depth", "expected"),
+    [
+        (4, (at("2023-12-29"), at("2023-12-29" + E))),
+        # past the bound the innermost four are read and the rest is "after" them
+        (5, (at("2023-12-30"), None)),
+        (100, None),
+    ],
+)
+def test_nesting_is_bounded(depth: int, expected: tuple[object, object] | None) -> None:
+    assert window("the day after " * depth + "Christmas") == expected

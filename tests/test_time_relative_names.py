@@ -65,6 +65,8 @@ IN_UNITS = [
     ("Did Summer and April last year visit?", "2023-01-01", "2023-12-31" + E),
     # after "from", a name is a time before a range's second half
     ("from March of last year to now", "2023-03-01", "2024-06-12T15:30:00"),
+    ("What did I do from March to May of last year?", "2023-03-01", "2023-05-31" + E),
+    ("from June last year onwards", "2023-06-01", None),
     ("in the spring and summer of last year", "2023-03-01", "2023-08-31" + E),
     # a pinned year the rules would not read as one is left alone
     ("in March 2000 years ago", "2000-03-01", "2000-03-31" + E),
@@ -151,13 +153,13 @@ FIRST_WEEK = (datetime(1, 1, 1, tzinfo=UTC), datetime(1, 1, 7, 23, 59, 59, 99999
 @pytest.mark.parametrize(
     ("text", "now", "expected"),
     [
-        # the open side would fall before year 1: "this week" is what is left to read
+        # the open side would fall before year 1: what is left to read is "this week"
         ("before this week", datetime(1, 1, 1, tzinfo=UTC), FIRST_WEEK),
         ("since Sunday of this week", datetime(1, 1, 1, tzinfo=UTC), FIRST_WEEK),
         ("after 9999", NOW, None),
     ],
 )
-def test_an_open_end_past_the_calendar_is_not_read(
+def test_an_open_side_past_the_calendar_leaves_the_period_itself(
     text: str, now: datetime, expected: tuple[datetime, datetime] | None
 ) -> None:
     found = extract_time_window(text, now)

@@ -15,6 +15,7 @@ from hindsight_tools.query.time_rules import RULES, Handler
 from hindsight_tools.query.window import TimeWindow
 
 __all__ = [
+    "MAX_NESTED",
     "MAX_TRIES_PER_RULE",
     "PART",
     "Finder",
@@ -45,9 +46,16 @@ def attempt(handle: Handler, m: re.Match[str], now: datetime) -> Span | None:
 
 
 def parse_at(
-    text: str, pos: int, now: datetime, endpos: int | None = None, *, parts: bool = True
+    text: str,
+    pos: int,
+    now: datetime,
+    endpos: int | None = None,
+    *,
+    parts: bool = True,
+    nested: int = 0,
 ) -> tuple[Span, int] | None:
-    """The longest expression starting at ``pos`` (and ending at ``endpos`` if given)."""
+    """The longest expression starting at ``pos`` (and ending at ``endpos`` if given);
+    ``nested`` counts the counted periods it is inside."""
     best: tuple[Span, int] | None = None
     for r in RULES:
         m = r.loose.match(text, pos) if endpos is None else r.loose.fullmatch(text, pos, endpos)
@@ -57,19 +65,26 @@ def parse_at(
     part = part_at(text, pos, now, endpos) if parts else None
     if part and (best is None or part[1] > best[1]):
         best = part
-    offset = _counted_at(text, pos, now, endpos)
+    offset = _counted_at(text, pos, now, endpos, nested) if nested < MAX_NESTED else None
     if offset and (best is None or offset[1] > best[1]):
         best = offset
     return best
 
 
-def _counted_at(text: str, pos: int, now: datetime, endpos: int | None) -> tuple[Span, int] | None:
+# "two days before the day after Christmas" is two deep; a bound keeps a text of nothing
+# but "the day after" from costing a recursion per phrase.
+MAX_NESTED = 4
+
+
+def _counted_at(
+    text: str, pos: int, now: datetime, endpos: int | None, nested: int
+) -> tuple[Span, int] | None:
     """ "the week after X", "two days before X" (:mod:`hindsight_tools.query.offsets`)."""
     m = OFFSET.match(text, pos)
-    x = parse_at(text, m.end(), now, endpos) if m else None
+    x = parse_at(text, m.end(), now, endpos, nested=nested + 1) if m else None
     if m is None or x is None:
         return None
-    span = counted(m, x[0], text[m.end() : x[1]])
+    span = counted(m, x[0], text[m.end() : x[1]], text[x[1] : x[1] + 12])
     return None if span is None else (span, x[1])
 
 

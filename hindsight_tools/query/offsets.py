@@ -21,7 +21,10 @@ and the two then agree. Read as "before X" alone, it would be everything up to X
 * A holiday of several days is counted from its own day: "the day after Christmas" is
   Boxing Day, "the week before Christmas" the week before the one Christmas Day is in.
 * "the day after tomorrow", "the day before yesterday" are the rules' own, with their part
-  of the day ("the day after tomorrow morning").
+  of the day ("the day after tomorrow morning"); "a week after today", "two days after
+  tomorrow" are counted like any other.
+* Nested at most :data:`hindsight_tools.query.expressions.MAX_NESTED` deep ("two days
+  before the day after Christmas" is two).
 * "the days after X", without a count, and "several days after X" have no one span and
   are left to "after X"; "a couple of", "a few" days are 2 and 3, as before "ago".
 """
@@ -37,24 +40,34 @@ from hindsight_tools.query.time_rules import COUNT, count_range
 
 __all__ = ["OFFSET", "counted"]
 
-# The words before X; X itself is read by whoever matched this
+# The words before X; X itself is read by whoever matched this. A preposition is part of
+# it so that "over the weekend after Thanksgiving" starts where the rule for "over the
+# weekend" does, and wins by its length. Not after "or", "to", "-": "one or two days
+# after", "2-3 days after" name no one span.
 OFFSET = re.compile(
+    r"(?:\b(?:over|on|at|during|through|in) )?(?<!\bor )(?<!\bto )(?<!-)"
+    r"(?!the day after tomorrow\b|the day before yesterday\b)"
     rf"\b(?:(?P<the>the )(?P<many>{COUNT} )?|(?P<count>{COUNT}) )"
     r"(?P<unit>day|week|weekend|month|year)(?P<plural>s)? "
-    r"(?P<dir>after|following|before|prior to) (?!(?:tomorrow|yesterday|today|tonight)\b)",
+    r"(?P<dir>after|following|before|prior to) ",
     FLAGS,
 )
+# A holiday's name followed by one of these is a part of it ("Easter Monday",
+# "Thanksgiving weekend"), counted from as read
+_PART_OF_HOLIDAY = re.compile(r" (?:monday|sunday|weekend|week|break|holidays?|vacation)\b", FLAGS)
 
 
-def counted(m: re.Match[str], x: Span, x_text: str) -> Span | None:
+def counted(m: re.Match[str], x: Span, x_text: str, after_x: str = "") -> Span | None:
     """The period ``m`` (an :data:`OFFSET` match) counts from ``x``, the span of the words
-    ``x_text`` after it; None when the words name no one span."""
+    ``x_text`` after it (``after_x`` what follows them); None when the words name no one
+    span."""
     words = m["many"] or m["count"]
     low, high = count_range(words) if words else (1, 1)
     if low != high or (m["plural"] and not words):
         return None
     after = m["dir"].lower() in ("after", "following")
-    x = own_day(x_text, x)
+    if not _PART_OF_HOLIDAY.match(after_x):
+        x = own_day(x_text, x)
     first, last = (1, low) if m["the"] else (low, low)
     near, far = (first, last) if after else (-last, -first)
     unit = m["unit"].lower()

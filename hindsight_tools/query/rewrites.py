@@ -98,21 +98,26 @@ def _unit(name: str) -> str:
 _NAMES = rf"(?:{MONTH_FULL}|(?:spring|summer|autumn|fall)\b|Q[1-4]\b|H[12]\b|{{holiday}}){NOT_NAME}"
 _YEAR_NAME = "(?P<name>" + _NAMES.format(holiday=HOLIDAY) + ")"
 # A second name joined to a first after a time word ("in March and April of last year")
-# shares its word; "to", "and" alone are no time word ("I talked to April last year").
-_TIME_WORD = (
-    r"(?P<lead>\b(?:in|during|over|around|at|on|throughout|through|since|until|till|before"
-    r"|after|by|between|early|mid|late)[ -](?:the )?"
-    + "(?:"
-    + _NAMES.format(holiday=HOLIDAY.replace("(?P<hol>", "(?:"))
-    + r" ?(?:and|or|to|&|-) ?(?:the )?)?)"
+# shares its word; "to", "and", "from" alone are no time word ("I talked to April last
+# year").
+_FIRST_NAME = (
+    _NAMES.format(holiday=HOLIDAY.replace("(?P<hol>", "(?:"))
+    + r" ?(?:and|or|to|&|-|through|thru|till|until) ?(?:the )?"
 )
-# "in March of last year", "during the summer two years ago", "at Christmas last year"
+_TIME_WORD = (
+    r"(?P<lead>\b(?:(?:in|during|over|around|at|on|throughout|through|since|until|till"
+    rf"|before|after|by|between|early|mid|late)[ -](?:the )?(?:{_FIRST_NAME})?"
+    rf"|from (?:the )?{_FIRST_NAME}))"
+)
+# "in March of last year", "during the summer two years ago", "at Christmas last year",
+# "from March to May of last year"
 _NAME_OF_YEAR = re.compile(rf"{_TIME_WORD}{_YEAR_NAME} (?:of |in )?{_unit('year')}", FLAGS)
-# "from March of last year to now": "from" is a time word before a range's second half
-# only ("What did I get from April last year?")
+# "from March of last year to now", "from June last year onwards": "from" before one name
+# is a time word before a range's second half or "on" only ("What did I get from April
+# last year?")
 _FROM_NAME_OF_YEAR = re.compile(
     rf"(?P<lead>\bfrom (?:the )?){_YEAR_NAME} (?:of |in )?{_unit('year')}"
-    r"(?= (?:to|until|till|through|thru)\b| ?-)",
+    r"(?= (?:to|until|till|through|thru|on|onwards?)\b| ?-)",
     FLAGS,
 )
 # "last year in March", "since last year in the summer": the word goes, so that what comes
@@ -169,14 +174,18 @@ def pin_relative_names(text: str, now: datetime) -> str:
             return f"{start:%B} {start.day}, {start.year}"
         return f"the {m['name']} of {start.year}"
 
-    rewrites: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
-        (_BEFORE_LAST, before_last),
-        (_YEAR_THEN_NAME, in_year),
-        (_NAME_OF_YEAR, in_year),
-        (_FROM_NAME_OF_YEAR, in_year),
-        (_WEEK_THEN_DAY, in_week),
-        (_DAY_OF_WEEK, in_week),
+    # each keyed by a word it can't match without: most texts have none, and a memory's
+    # words are read on every recall that names a period
+    rewrites: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+        ("before last", _BEFORE_LAST, before_last),
+        ("year", _YEAR_THEN_NAME, in_year),
+        ("year", _NAME_OF_YEAR, in_year),
+        ("year", _FROM_NAME_OF_YEAR, in_year),
+        ("week", _WEEK_THEN_DAY, in_week),
+        ("week", _DAY_OF_WEEK, in_week),
     )
-    for pattern, pin in rewrites:
-        text = pattern.sub(pin, text)
+    lower = text.lower()
+    for word, pattern, pin in rewrites:
+        if word in lower:
+            text = pattern.sub(pin, text)
     return text

@@ -414,7 +414,9 @@ RULES: tuple[Rule, ...] = (
     rule("year and season", rf"{YEAR} (?P<season>{SEASON})", _season_year),
     rule(
         "before last",
-        r"\bthe (?P<unit>week|weekend|month|year) (?P<which>before last|after next)\b",
+        # with its preposition, so that it starts where "over the weekend" does
+        r"\b(?:(?:over|on|at|during|through|in) )?the (?P<unit>week|weekend|month|year) "
+        r"(?P<which>before last|after next)\b",
         _two_away,
     ),
     *named_rules(
