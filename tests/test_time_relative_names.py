@@ -42,6 +42,16 @@ IN_UNITS = [
     ("the March before last", "2023-03-01", "2023-03-31" + E),
     ("the Christmas before last", "2022-12-24", "2022-12-26" + E),
     ("the Monday before last", "2024-06-03", "2024-06-03" + E),
+    # "this time last year": some days either side of that day; "a year ago today" the day
+    ("This time last year I was in Paris", "2023-05-29", "2023-06-26" + E),
+    ("around this time last year", "2023-05-29", "2023-06-26" + E),
+    ("this time next month", "2024-07-09", "2024-07-15" + E),
+    ("What did I do this time last week?", "2024-06-05", "2024-06-05" + E),
+    ("a year ago today", "2023-06-12", "2023-06-12" + E),
+    # a part of "the year" is of this year; "employee of the year" names none
+    ("What happened at the start of the year?", "2024-01-01", "2024-04-30" + E),
+    ("in the first week of the month", "2024-06-01", "2024-06-07" + E),
+    ("the end of the year before last", "2022-09-01", "2022-12-31" + E),
     # a weekday in a relative week is that day of that Monday-Sunday week
     ("What did I do on Monday of last week?", "2024-06-03", "2024-06-03" + E),
     ("Tuesday last week", "2024-06-04", "2024-06-04" + E),
@@ -123,6 +133,10 @@ def test_a_bare_name_in_a_habit_is_no_time(text: str) -> None:
     assert extract_time_window(text, NOW) is None
 
 
+def test_the_year_without_a_part_is_no_time() -> None:
+    assert extract_time_window("Who was named employee of the year?", NOW) is None
+
+
 @pytest.mark.parametrize(
     ("text", "pinned"),
     [
@@ -130,9 +144,9 @@ def test_a_bare_name_in_a_habit_is_no_time(text: str) -> None:
         ("last year over Christmas", "Christmas of 2023"),
         ("on Monday of last week", "on June 3, 2024"),
         ("in March several years ago", "in March several years ago"),
+        ("the past year in March", "the past year in March"),
         ("in the winter of last year", "in the winter of last year"),
         ("in March in the last year", "in March in the last year"),
-        ("the past year in March", "the past year in March"),
     ],
 )
 def test_names_are_pinned_in_the_text(text: str, pinned: str) -> None:

@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from hindsight_tools.query.expressions import parse_at
 from hindsight_tools.query.holidays import HOLIDAY
-from hindsight_tools.query.spans import FLAGS
+from hindsight_tools.query.spans import FLAGS, shift
 from hindsight_tools.query.time_rules import (
     COUNT,
     MONTH_FULL,
@@ -33,10 +33,49 @@ __all__ = ["pin_relative_names", "rewrite"]
 
 
 def rewrite(text: str, now: datetime) -> str:
-    """``text`` normalised, with two-digit years, fortnights and names in relative units
-    spelled out."""
+    """``text`` normalised, with two-digit years, fortnights, names in relative units and
+    "this time last year" spelled out."""
     text = _FORTNIGHT.sub("two weeks", _full_years(_normalise(text), now))
-    return pin_relative_names(text, now)
+    text = _PART_OF_THE_UNIT.sub(r"\g<part> of this \g<unit>", text)
+    return _this_time(pin_relative_names(text, now), now)
+
+
+# "the end of the year", "the first week of the month": the one holding now. Only after a
+# part's name: "employee of the year" names no year.
+_PART_OF_THE_UNIT = re.compile(
+    r"\b(?P<part>(?:beginning|start|middle|end|(?:first|second) half"
+    r"|(?:first|second|third|fourth|last) week)) of the (?P<unit>year|month|week)\b"
+    r"(?! before last| after next|'s)",
+    FLAGS,
+)
+# "this time last year" is some days either side of that day, "a year ago today" the day
+_THIS_TIME = re.compile(
+    r"\b(?:(?:around|about|at) )?this time (?P<mod>last|next) (?P<unit>year|month|week)\b"
+    r"|\b(?:a|one) (?P<ago>year|month|week) ago today\b",
+    FLAGS,
+)
+_THIS_TIME_DAYS = {"year": 14, "month": 3, "week": 0}
+
+
+def _this_time(text: str, now: datetime) -> str:
+    def date_of(m: re.Match[str]) -> str:
+        unit = (m["unit"] or m["ago"]).lower()
+        step = 1 if m["mod"] and m["mod"].lower() == "next" else -1
+        try:
+            day = shift(now, unit, step).date()
+            if m["ago"] or _THIS_TIME_DAYS[unit] == 0:
+                return _spelled(day)
+            around = timedelta(days=_THIS_TIME_DAYS[unit])
+            return f"between {_spelled(day - around)} and {_spelled(day + around)}"
+        except (ValueError, OverflowError):  # past datetime's years
+            return m[0]
+
+    lower = text.lower()
+    return _THIS_TIME.sub(date_of, text) if "this time" in lower or "ago today" in lower else text
+
+
+def _spelled(day: date) -> str:
+    return f"{day:%B} {day.day}, {day.year}"
 
 
 _PUNCTUATION = str.maketrans({"\u2018": "'", "\u2019": "'", "\u2013": "-", "\u2014": "-"})
@@ -162,7 +201,7 @@ def pin_relative_names(text: str, now: datetime) -> str:
             return m[0]
         if back is None or day.year not in _READ_YEARS:
             return m[0]
-        return f"{day:%B} {day.day}, {day.year}"
+        return _spelled(day)
 
     def before_last(m: re.Match[str]) -> str:
         last = parse_at(f"last {m['name']}", 0, now)
@@ -171,7 +210,7 @@ def pin_relative_names(text: str, now: datetime) -> str:
             return m[0]
         start = prior[0].start
         if re.fullmatch(WEEKDAY, m["name"], FLAGS):
-            return f"{start:%B} {start.day}, {start.year}"
+            return _spelled(start.date())
         return f"the {m['name']} of {start.year}"
 
     # each keyed by a word it can't match without: most texts have none, and a memory's
