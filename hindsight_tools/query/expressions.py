@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 
-from hindsight_tools.query.offsets import OFFSET, counted
+from hindsight_tools.query.offsets import OFFSET, counted, ends_a_count_range
 from hindsight_tools.query.spans import FLAGS, TICK, Span, split_part
 from hindsight_tools.query.time_rules import RULES, Handler
 from hindsight_tools.query.window import TimeWindow
@@ -62,7 +62,7 @@ def parse_at(
         span = attempt(r.handle, m, now) if m else None
         if m and span and (best is None or m.end() > best[1]):
             best = span, m.end()
-    part = part_at(text, pos, now, endpos) if parts else None
+    part = part_at(text, pos, now, endpos, nested) if parts else None
     if part and (best is None or part[1] > best[1]):
         best = part
     offset = _counted_at(text, pos, now, endpos, nested) if nested < MAX_NESTED else None
@@ -81,8 +81,10 @@ def _counted_at(
 ) -> tuple[Span, int] | None:
     """ "the week after X", "two days before X" (:mod:`hindsight_tools.query.offsets`)."""
     m = OFFSET.match(text, pos)
-    x = parse_at(text, m.end(), now, endpos, nested=nested + 1) if m else None
-    if m is None or x is None:
+    if m is None or (m["count"] and ends_a_count_range(text[max(0, pos - 24) : pos])):
+        return None
+    x = parse_at(text, m.end(), now, endpos, nested=nested + 1)
+    if x is None:
         return None
     span = counted(m, x[0], text[m.end() : x[1]], text[x[1] : x[1] + 12])
     return None if span is None else (span, x[1])
@@ -118,9 +120,11 @@ def _part_name(words: str) -> str:
     return next((name for key, name in _PART_NAMES if key in words), words)
 
 
-def part_at(text: str, pos: int, now: datetime, endpos: int | None) -> tuple[Span, int] | None:
+def part_at(
+    text: str, pos: int, now: datetime, endpos: int | None, nested: int = 0
+) -> tuple[Span, int] | None:
     m = PART.match(text, pos)
-    inner = parse_at(text, m.end(), now, endpos, parts=False) if m else None
+    inner = parse_at(text, m.end(), now, endpos, parts=False, nested=nested + 1) if m else None
     if m is None or inner is None:
         return None
     try:

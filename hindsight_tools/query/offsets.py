@@ -35,26 +35,40 @@ import re
 from datetime import timedelta
 
 from hindsight_tools.query.holidays import own_day
-from hindsight_tools.query.spans import FLAGS, TICK, Span, day_span, shift, unit_span
-from hindsight_tools.query.time_rules import COUNT, count_range
+from hindsight_tools.query.spans import FLAGS, TICK, Span, day_span, midnight, shift, unit_span
+from hindsight_tools.query.time_rules import COUNT, MONTH_ANY, WEEKDAY, WEEKDAYS, count_range
 
-__all__ = ["OFFSET", "counted"]
+__all__ = ["OFFSET", "counted", "ends_a_count_range"]
 
 # The words before X; X itself is read by whoever matched this. A preposition is part of
 # it so that "over the weekend after Thanksgiving" starts where the rule for "over the
-# weekend" does, and wins by its length. Not after "or", "to", "-": "one or two days
-# after", "2-3 days after" name no one span.
+# weekend" does, and wins by its length.
 OFFSET = re.compile(
-    r"(?:\b(?:over|on|at|during|through|in) )?(?<!\bor )(?<!\bto )(?<!-)"
+    r"(?:\b(?:over|on|at|during|through|in) )?"
     r"(?!the day after tomorrow\b|the day before yesterday\b)"
     rf"\b(?:(?P<the>the )(?P<many>{COUNT} )?|(?P<count>{COUNT}) )"
     r"(?P<unit>day|week|weekend|month|year)(?P<plural>s)? "
     r"(?P<dir>after|following|before|prior to) ",
     FLAGS,
 )
-# A holiday's name followed by one of these is a part of it ("Easter Monday",
-# "Thanksgiving weekend"), counted from as read
-_PART_OF_HOLIDAY = re.compile(r" (?:monday|sunday|weekend|week|break|holidays?|vacation)\b", FLAGS)
+# A count that ends a range of counts ("one or two days after", "2-3 days", "two/three
+# days") names no one span; a day of a date is no count ("from June 1 to two days after")
+_COUNT_RANGE_BEFORE = re.compile(
+    rf"(?:\b(?P<month>{MONTH_ANY}) )?(?:\b{COUNT}|\d+) ?(?:or|to|-|/) ?$", FLAGS
+)
+
+
+def ends_a_count_range(before: str) -> bool:
+    """Whether ``before``, the text before a count, ends with a count and "or"/"to"/"-"."""
+    m = _COUNT_RANGE_BEFORE.search(before)
+    return m is not None and not m["month"]
+
+
+# A holiday's name followed by one of these is a part of it, counted from as read
+# ("Thanksgiving weekend"); by a weekday, that day of it ("Easter Monday")
+_PART_OF_HOLIDAY = re.compile(
+    rf" (?:(?P<day>{WEEKDAY})|weekend|week|break|holidays?|vacation)\b", FLAGS
+)
 
 
 def counted(m: re.Match[str], x: Span, x_text: str, after_x: str = "") -> Span | None:
@@ -66,8 +80,11 @@ def counted(m: re.Match[str], x: Span, x_text: str, after_x: str = "") -> Span |
     if low != high or (m["plural"] and not words):
         return None
     after = m["dir"].lower() in ("after", "following")
-    if not _PART_OF_HOLIDAY.match(after_x):
+    part = _PART_OF_HOLIDAY.match(after_x)
+    if part is None:
         x = own_day(x_text, x)
+    elif part["day"]:
+        x = _weekday_in(x, WEEKDAYS.index(part["day"].lower()))
     first, last = (1, low) if m["the"] else (low, low)
     near, far = (first, last) if after else (-last, -first)
     unit = m["unit"].lower()
@@ -93,3 +110,10 @@ def _weekend(x: Span, nth: int) -> Span:
         sunday = day_before - timedelta(days=(day_before.weekday() - 6) % 7 + 7 * (-nth - 1))
         saturday = sunday - timedelta(days=1)
     return day_span(saturday, 2)
+
+
+def _weekday_in(x: Span, weekday: int) -> Span:
+    """The day of ``x`` that is ``weekday`` (0 Monday), or ``x`` when none is."""
+    first = x.start.date()
+    day = first + timedelta(days=(weekday - first.weekday()) % 7)
+    return day_span(day) if midnight(day) <= x.end else x

@@ -36,20 +36,14 @@ def rewrite(text: str, now: datetime) -> str:
     """``text`` normalised, with two-digit years, fortnights, names in relative units and
     "this time last year" spelled out."""
     text = _FORTNIGHT.sub("two weeks", _full_years(_normalise(text), now))
-    text = _PART_OF_THE_UNIT.sub(r"\g<part> of this \g<unit>", text)
     return _this_time(pin_relative_names(text, now), now)
 
 
-# "the end of the year", "the first week of the month": the one holding now. Only after a
-# part's name: "employee of the year" names no year.
-_PART_OF_THE_UNIT = re.compile(
-    r"\b(?P<part>(?:beginning|start|middle|end|(?:first|second) half"
-    r"|(?:first|second|third|fourth|last) week)) of the (?P<unit>year|month|week)\b"
-    r"(?! before last| after next|'s)",
-    FLAGS,
-)
 # "this time last year" is some days either side of that day, "a year ago today" the day
+# After "since", "until", "between", … it is the day alone: "since this time last year"
+# opens a window there, not a fortnight.
 _THIS_TIME = re.compile(
+    r"(?P<open>\b(?:since|before|until|till|from|between|after|by|and|to) )?"
     r"\b(?:(?:around|about|at) )?this time (?P<mod>last|next) (?P<unit>year|month|week)\b"
     r"|\b(?:a|one) (?P<ago>year|month|week) ago today\b",
     FLAGS,
@@ -63,12 +57,15 @@ def _this_time(text: str, now: datetime) -> str:
         step = 1 if m["mod"] and m["mod"].lower() == "next" else -1
         try:
             day = shift(now, unit, step).date()
-            if m["ago"] or _THIS_TIME_DAYS[unit] == 0:
-                return _spelled(day)
-            around = timedelta(days=_THIS_TIME_DAYS[unit])
-            return f"between {_spelled(day - around)} and {_spelled(day + around)}"
+            around = timedelta(days=0 if m["ago"] or m["open"] else _THIS_TIME_DAYS[unit])
+            first, last = day - around, day + around
         except (ValueError, OverflowError):  # past datetime's years
             return m[0]
+        if first.year not in _READ_YEARS or last.year not in _READ_YEARS:
+            return m[0]
+        if first == last:
+            return f"{m['open'] or ''}{_spelled(day)}"
+        return f"between {_spelled(first)} and {_spelled(last)}"
 
     lower = text.lower()
     return _THIS_TIME.sub(date_of, text) if "this time" in lower or "ago today" in lower else text
@@ -156,7 +153,7 @@ _NAME_OF_YEAR = re.compile(rf"{_TIME_WORD}{_YEAR_NAME} (?:of |in )?{_unit('year'
 # last year?")
 _FROM_NAME_OF_YEAR = re.compile(
     rf"(?P<lead>\bfrom (?:the )?){_YEAR_NAME} (?:of |in )?{_unit('year')}"
-    r"(?= (?:to|until|till|through|thru|on|onwards?)\b| ?-)",
+    r"(?= (?:to|until|till|through|thru)\b| on(?:wards?)?(?:$|[?.!,;])| ?-)",
     FLAGS,
 )
 # "last year in March", "since last year in the summer": the word goes, so that what comes

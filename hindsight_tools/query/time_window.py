@@ -27,8 +27,8 @@ Conventions
   calendar year. "a couple" is 2, "a few" 3, "several" 2 to 4 units back (4 when rolling).
 * "recently", "lately": the last 30 days up to now, marked ``vague``.
 * "this time last year" is that day two weeks either side, "this time last month" three
-  days either side, "this time last week" and "a year ago today" the day. "The end of
-  the year", "the first week of the month": the one holding now.
+  days either side, "this time last week" and "a year ago today" the day; after "since",
+  "until", "between", … it is the day ("since this time last year").
 * "the week/weekend/month/year before last": two calendar units back; "after next" two
   ahead. "The summer/March/Monday/Christmas before last" is the one before "last X".
 * "the U after/before X", "N Us after/before X" (U a day, week, weekend, month or year)
