@@ -47,10 +47,21 @@ OFFSETS = [
     ("the day before Easter Monday", "2024-03-31", "2024-03-31" + E),
     ("the day before Easter Sunday", "2024-03-30", "2024-03-30" + E),
     ("the day after Thanksgiving weekend", "2023-11-27", "2023-11-27" + E),
+    # a weekday outside the holiday is its own day's; a weekday after a month is no part
+    ("the day after Easter Tuesday", "2024-04-01", "2024-04-01" + E),
+    ("the week after May Monday", "2024-06-03", "2024-06-09" + E),
+    # "up to", "within": all the units
+    ("up to three days before June 5", "2024-06-02", "2024-06-04" + E),
+    ("within two days after June 5", "2024-06-06", "2024-06-07" + E),
     # after "to" or "or" a counted period is the second half of a range
     ("from June 1 to two days after June 5", "2024-06-01", "2024-06-07" + E),
     ("postponed to the week after Thanksgiving", "2023-11-27", "2023-12-03" + E),
     ("Did we meet in 2022 or the year after 2022?", "2022-01-01", "2023-12-31" + E),
+    # a year, an ISO date's day or a letter before "or"/"to" is no count
+    ("from June 1, 2024 to two days after June 5, 2024", "2024-06-01", "2024-06-07" + E),
+    ("from 2024-06-01 to two days after June 5", "2024-06-01", "2024-06-07" + E),
+    ("in 2023 or two years after 2020", "2022-01-01", "2023-12-31" + E),
+    ("Plan A or two days after June 5", "2024-06-07", "2024-06-07" + E),
     # counted from today and tomorrow too
     ("the day before today", "2024-06-11", "2024-06-11" + E),
     ("a week after today", "2024-06-17", "2024-06-23" + E),
@@ -107,6 +118,11 @@ def test_a_count_past_the_calendar_is_read_as_after_alone(text: str, start: str)
 )
 def test_nesting_is_bounded(text: str) -> None:
     assert window(text) is None
+
+
+def test_a_part_does_not_count_as_a_level() -> None:
+    text = "late the month after the month after the month after the month after June 5"
+    assert window(text) == (at("2024-10-21"), at("2024-10-31" + E))
 
 
 def test_four_deep_is_read() -> None:

@@ -51,6 +51,10 @@ IN_UNITS = [
     # after "since", "until", … "this time last year" is the day
     ("Since this time last year, how many books did I read?", "2023-06-12", None),
     ("between this time last year and now", "2023-06-12", "2024-06-12T15:30:00"),
+    ("from this time last year to now", "2023-06-12", "2024-06-12T15:30:00"),
+    ("What photos do I have from this time last year?", "2023-05-29", "2023-06-26" + E),
+    ("How does my weight compare to this time last year?", "2023-05-29", "2023-06-26" + E),
+    # the rewrites read any case
     ("WHAT DID I DO IN MARCH OF LAST YEAR?", "2023-03-01", "2023-03-31" + E),
     # a weekday in a relative week is that day of that Monday-Sunday week
     ("What did I do on Monday of last week?", "2024-06-03", "2024-06-03" + E),
@@ -77,6 +81,7 @@ IN_UNITS = [
     ("from March of last year to now", "2023-03-01", "2024-06-12T15:30:00"),
     ("What did I do from March to May of last year?", "2023-03-01", "2023-05-31" + E),
     ("from June last year onwards", "2023-06-01", None),
+    ("What books have I read from March last year onwards in total?", "2023-03-01", None),
     # "on" ends a range only at the end of a clause
     ("What did I get from April last year on my birthday?", "2023-01-01", "2023-12-31" + E),
     ("in the spring and summer of last year", "2023-03-01", "2023-08-31" + E),

@@ -124,7 +124,7 @@ def part_at(
     text: str, pos: int, now: datetime, endpos: int | None, nested: int = 0
 ) -> tuple[Span, int] | None:
     m = PART.match(text, pos)
-    inner = parse_at(text, m.end(), now, endpos, parts=False, nested=nested + 1) if m else None
+    inner = parse_at(text, m.end(), now, endpos, parts=False, nested=nested) if m else None
     if m is None or inner is None:
         return None
     try:

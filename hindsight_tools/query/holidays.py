@@ -58,12 +58,12 @@ _OWN_DAY = {"christmas": 1, "easter": 2, "new years": 1, "thanksgiving": 0}
 _NAMED = re.compile(rf"(?:(?:last|this|next|the) )?{HOLIDAY}", FLAGS)
 
 
-def own_day(text: str, span: Span) -> Span:
-    """``span``, or the holiday's own day when ``text`` is a holiday of several days ("the
-    day after Christmas" names a day, not a holiday)."""
+def own_day(text: str, span: Span) -> Span | None:
+    """The holiday's own day when ``text`` is a holiday of several days and ``span`` its
+    days, else None ("the day after Christmas" names a day, not a holiday)."""
     m = _NAMED.match(text)
     offset = _OWN_DAY.get(_holiday_name(m)) if m else None
-    return span if offset is None else day_span(span.start.date() + timedelta(days=offset))
+    return None if offset is None else day_span(span.start.date() + timedelta(days=offset))
 
 
 def _holiday_name(m: re.Match[str]) -> str:

@@ -13,7 +13,8 @@ and the two then agree. Read as "before X" alone, it would be everything up to X
 * "the U after X" (U a day, week, month or year): the calendar unit after the one X ends
   in; "the N Us after X" the N units after it.
 * "N Us after X", "a U after X": the Nth unit after it, one unit long ("two days after
-  June 5" is June 7, "two weeks after" a Wednesday the Monday-Sunday week two weeks on).
+  June 5" is June 7, "two weeks after" a Wednesday the Monday-Sunday week two weeks on);
+  "up to / within N Us after X" all N units.
 * "before" the same, back from the unit X starts in; "following" is "after", "prior to"
   "before".
 * "the weekend after X" is the first Saturday and Sunday after X ends, "two weekends after
@@ -36,7 +37,14 @@ from datetime import timedelta
 
 from hindsight_tools.query.holidays import own_day
 from hindsight_tools.query.spans import FLAGS, TICK, Span, day_span, midnight, shift, unit_span
-from hindsight_tools.query.time_rules import COUNT, MONTH_ANY, WEEKDAY, WEEKDAYS, count_range
+from hindsight_tools.query.time_rules import (
+    COUNT,
+    MONTH_ANY,
+    NUMBER_WORD,
+    WEEKDAY,
+    WEEKDAYS,
+    count_range,
+)
 
 __all__ = ["OFFSET", "counted", "ends_a_count_range"]
 
@@ -46,20 +54,26 @@ __all__ = ["OFFSET", "counted", "ends_a_count_range"]
 OFFSET = re.compile(
     r"(?:\b(?:over|on|at|during|through|in) )?"
     r"(?!the day after tomorrow\b|the day before yesterday\b)"
-    rf"\b(?:(?P<the>the )(?P<many>{COUNT} )?|(?P<count>{COUNT}) )"
+    rf"\b(?:(?P<the>the )(?P<many>{COUNT} )?|(?P<upto>up to |within )?(?P<count>{COUNT}) )"
     r"(?P<unit>day|week|weekend|month|year)(?P<plural>s)? "
     r"(?P<dir>after|following|before|prior to) ",
     FLAGS,
 )
 # A count that ends a range of counts ("one or two days after", "2-3 days", "two/three
 # days") names no one span; a day of a date is no count ("from June 1 to two days after")
+_SMALL_COUNT = (
+    r"(?:(?<![-/.,:\w])\d{1,2}|(?:a )?couple(?: of)?|(?:a )?few|several|"
+    + "|".join(sorted(NUMBER_WORD, key=len, reverse=True))
+    + ")"
+)
 _COUNT_RANGE_BEFORE = re.compile(
-    rf"(?:\b(?P<month>{MONTH_ANY}) )?(?:\b{COUNT}|\d+) ?(?:or|to|-|/) ?$", FLAGS
+    rf"(?:\b(?P<month>{MONTH_ANY}) )?\b{_SMALL_COUNT}\b ?(?:or|to|-|/) ?$", FLAGS
 )
 
 
 def ends_a_count_range(before: str) -> bool:
-    """Whether ``before``, the text before a count, ends with a count and "or"/"to"/"-"."""
+    """Whether ``before``, the text before a count, ends with a small count and "or", "to",
+    "-" or "/" (not a year, a date's day or "Plan A")."""
     m = _COUNT_RANGE_BEFORE.search(before)
     return m is not None and not m["month"]
 
@@ -80,12 +94,13 @@ def counted(m: re.Match[str], x: Span, x_text: str, after_x: str = "") -> Span |
     if low != high or (m["plural"] and not words):
         return None
     after = m["dir"].lower() in ("after", "following")
-    part = _PART_OF_HOLIDAY.match(after_x)
-    if part is None:
-        x = own_day(x_text, x)
-    elif part["day"]:
-        x = _weekday_in(x, WEEKDAYS.index(part["day"].lower()))
-    first, last = (1, low) if m["the"] else (low, low)
+    holiday = own_day(x_text, x)
+    part = _PART_OF_HOLIDAY.match(after_x) if holiday else None
+    if holiday and part is None:
+        x = holiday
+    elif holiday and part and part["day"]:
+        x = _weekday_in(x, WEEKDAYS.index(part["day"].lower())) or holiday
+    first, last = (1, low) if m["the"] or m["upto"] else (low, low)
     near, far = (first, last) if after else (-last, -first)
     unit = m["unit"].lower()
     try:
@@ -112,8 +127,8 @@ def _weekend(x: Span, nth: int) -> Span:
     return day_span(saturday, 2)
 
 
-def _weekday_in(x: Span, weekday: int) -> Span:
-    """The day of ``x`` that is ``weekday`` (0 Monday), or ``x`` when none is."""
+def _weekday_in(x: Span, weekday: int) -> Span | None:
+    """The day of ``x`` that is ``weekday`` (0 Monday), if one is."""
     first = x.start.date()
     day = first + timedelta(days=(weekday - first.weekday()) % 7)
-    return day_span(day) if midnight(day) <= x.end else x
+    return day_span(day) if midnight(day) <= x.end else None

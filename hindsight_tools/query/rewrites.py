@@ -40,11 +40,13 @@ def rewrite(text: str, now: datetime) -> str:
 
 
 # "this time last year" is some days either side of that day, "a year ago today" the day
-# After "since", "until", "between", … it is the day alone: "since this time last year"
-# opens a window there, not a fortnight.
+# After "since", "until", "between", or "from" before "to", it is the day alone: "since
+# this time last year" opens a window there, not a fortnight ("photos from this time last
+# year" are the fortnight's).
 _THIS_TIME = re.compile(
-    r"(?P<open>\b(?:since|before|until|till|from|between|after|by|and|to) )?"
+    r"(?:(?P<open>\b(?:since|before|until|till|after|between) )|(?P<from>\bfrom ))?"
     r"\b(?:(?:around|about|at) )?this time (?P<mod>last|next) (?P<unit>year|month|week)\b"
+    r"(?(from)(?= (?:to|until|till|through)\b| ?-))"
     r"|\b(?:a|one) (?P<ago>year|month|week) ago today\b",
     FLAGS,
 )
@@ -57,14 +59,15 @@ def _this_time(text: str, now: datetime) -> str:
         step = 1 if m["mod"] and m["mod"].lower() == "next" else -1
         try:
             day = shift(now, unit, step).date()
-            around = timedelta(days=0 if m["ago"] or m["open"] else _THIS_TIME_DAYS[unit])
+            opened = m["open"] or m["from"]
+            around = timedelta(days=0 if m["ago"] or opened else _THIS_TIME_DAYS[unit])
             first, last = day - around, day + around
         except (ValueError, OverflowError):  # past datetime's years
             return m[0]
         if first.year not in _READ_YEARS or last.year not in _READ_YEARS:
             return m[0]
         if first == last:
-            return f"{m['open'] or ''}{_spelled(day)}"
+            return f"{opened or ''}{_spelled(day)}"
         return f"between {_spelled(first)} and {_spelled(last)}"
 
     lower = text.lower()
@@ -153,7 +156,7 @@ _NAME_OF_YEAR = re.compile(rf"{_TIME_WORD}{_YEAR_NAME} (?:of |in )?{_unit('year'
 # last year?")
 _FROM_NAME_OF_YEAR = re.compile(
     rf"(?P<lead>\bfrom (?:the )?){_YEAR_NAME} (?:of |in )?{_unit('year')}"
-    r"(?= (?:to|until|till|through|thru)\b| on(?:wards?)?(?:$|[?.!,;])| ?-)",
+    r"(?= (?:to|until|till|through|thru|onwards?)\b| on(?:$|[?.!,;])| ?-)",
     FLAGS,
 )
 # "last year in March", "since last year in the summer": the word goes, so that what comes
