@@ -12,11 +12,14 @@ One run reports, each on its own table:
 * **LoCoMo, per category** (recall@k), separately for the conversations defaults are chosen
   on (``--choose``, by default the first three of the file) and for the rest, which confirm
   them. A default that only helps the first half is not kept.
-* **Time-scoped questions generated from the same conversations' session dates**, of four
-  shapes: a month ("What did Caroline talk about in July 2023?"), a season ("What happened
-  in the summer of 2023?"), a month range ("… between March and May 2023?"), two months
-  joined ("… in June and July 2023?", "June-July 2023", "June or July 2023") and a relative
-  period ("What did Jon do last month?", asked on the 15th of the following month). LoCoMo's
+* **Time-scoped questions generated from the same conversations' session dates**
+  (:mod:`benchmarks.time_questions`), of seven shapes: a month ("What did Caroline talk
+  about in July 2023?"), a season ("What happened in the summer of 2023?"), a month range
+  ("… between March and May 2023?"), two months joined ("… in June and July 2023?",
+  "June-July 2023", "June or July 2023"), a relative period ("What did Jon do last month?",
+  asked on the 15th of the following month), a month of last year ("… in March of last
+  year?", asked a year on) and the week before a day ("What did Jon do the week before
+  August 3, 2023?", the Monday-Sunday week before that day's). LoCoMo's
   own "temporal" category asks *when* something happened, never *what happened in* a
   period, so these are the only real-data questions of that shape. Scored by **window
   precision@k**, the share of the top k dated inside the asked period, next to its
@@ -47,17 +50,17 @@ goes to stdout (and ``--out``).
 from __future__ import annotations
 
 import argparse
-import calendar
 import json
 import os
 import statistics
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchmarks.time_questions import SHAPES, TimeQuestion, dated_memories, time_questions
 from hindsight_tools.evaluation import (
     BankData,
     Dataset,
@@ -83,15 +86,6 @@ PERSONAS = (
 CHOOSE_DEFAULT = 3
 KS = (5, 10, 20, 50)
 WINDOW_KS = (5, 10)
-# A period with fewer memories than this is too thin to ask about: a handful of turns can't
-# fill a top 10, and its floor would be noise.
-MIN_PERIOD_MEMORIES = 10
-SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "winter": 12}
-SHAPES = ("month", "season", "month range", "joined months", "relative")
-# Two months joined without "between", each way a question may join them
-JOINERS = ("{a} and {b}", "{a}-{b}", "{a} or {b}")
-# BEAM's speakers: its questions are the user's own, about their chats with an assistant.
-CHAT_SPEAKERS = {"user", "assistant"}
 
 
 # --------------------------------------------------------------------------- metrics
@@ -110,142 +104,6 @@ def window_floor(in_window: set[str], bank_size: int) -> float:
     if bank_size < 1:
         raise ValueError("the floor of an empty bank is undefined")
     return len(in_window) / bank_size
-
-
-# --------------------------------------------------------------------------- questions
-
-
-@dataclass(frozen=True)
-class Period:
-    """``[start, end)`` in whole days."""
-
-    start: date
-    end: date
-
-    def holds(self, day: date) -> bool:
-        return self.start <= day < self.end
-
-
-@dataclass(frozen=True)
-class TimeQuestion:
-    bank: str
-    shape: str
-    question: str
-    query_time: datetime
-    period: Period
-    in_window: frozenset[str]
-
-
-def _first_of(year: int, month: int, later: int = 0) -> date:
-    """The first day of the month ``later`` months after ``year``-``month``."""
-    index = year * 12 + (month - 1) + later
-    return date(index // 12, index % 12 + 1, 1)
-
-
-def _month(year: int, month: int, count: int = 1) -> Period:
-    return Period(_first_of(year, month), _first_of(year, month, count))
-
-
-def _name(month: int) -> str:
-    return calendar.month_name[month]
-
-
-def _item_day(item: Mapping[str, Any]) -> date | None:
-    value = item.get("occurred_start")
-    if value is None:
-        return None
-    moment = datetime.fromisoformat(str(value))
-    return moment.date()
-
-
-def _dated(bank: BankData) -> list[tuple[str, date, str | None]]:
-    """(dia_id, day, speaker) of every dated memory with a dia_id."""
-    rows = []
-    for item in bank.items:
-        metadata = item.get("metadata") or {}
-        dia_id, day = metadata.get("dia_id"), _item_day(item)
-        if isinstance(dia_id, str) and day is not None:
-            speaker = metadata.get("speaker")
-            rows.append((dia_id, day, speaker if isinstance(speaker, str) else None))
-    return rows
-
-
-def _askers(speakers: set[str]) -> list[str]:
-    """Who the questions are about: both people of a conversation, taking turns; in a chat
-    between a user and an assistant, the user asking about themself ("What did I …")."""
-    if speakers and speakers <= CHAT_SPEAKERS:
-        return ["I"]
-    return sorted(speakers) or ["they"]
-
-
-def time_questions(bank: BankData, asked_at: datetime) -> list[TimeQuestion]:
-    """The five shapes for every period of ``bank`` holding at least
-    :data:`MIN_PERIOD_MEMORIES` memories and not all of them (a period holding the whole
-    bank asks nothing of time: any order is in it). Absolute periods are asked at
-    ``asked_at`` (the conversation's own question time), relative ones on the 15th of the
-    month after the period."""
-    dated = _dated(bank)
-    speakers = _askers({s for _, _, s in dated if s is not None})
-    months = sorted({(d.year, d.month) for _, d, _ in dated})
-    questions: list[TimeQuestion] = []
-
-    def add(shape: str, text: str, period: Period, when: datetime) -> None:
-        inside = frozenset(i for i, d, _ in dated if period.holds(d))
-        if MIN_PERIOD_MEMORIES <= len(inside) < len(dated):
-            questions.append(TimeQuestion(bank.bank, shape, text, when, period, inside))
-
-    for n, (year, month) in enumerate(months):
-        who = speakers[n % len(speakers)]
-        add(
-            "month",
-            f"What did {who} talk about in {_name(month)} {year}?",
-            _month(year, month),
-            asked_at,
-        )
-        after = _first_of(year, month, 1)
-        relative_at = datetime(after.year, after.month, 15, 12, tzinfo=UTC)
-        add("relative", f"What did {who} do last month?", _month(year, month), relative_at)
-        if n % 3 == 0:  # ranges start every third month, so they overlap little
-            last = _first_of(year, month, 2)
-            text = (
-                f"What did {who} do between {_name(month)} and {_name(last.month)} {year}?"
-                if last.year == year
-                else f"What did {who} do between {_name(month)} {year} and "
-                f"{_name(last.month)} {last.year}?"
-            )
-            add("month range", text, _month(year, month, 3), asked_at)
-        following = _first_of(year, month, 1)
-        if n % 3 == 1 and (following.year, following.month) in months:
-            # on the months after those ranges start on, so the two shapes overlap little;
-            # both months must hold memories
-            a, b = _name(month), f"{_name(following.month)} {following.year}"
-            if following.year != year:
-                a = f"{a} {year}"
-            joiner = JOINERS[n // 3 % len(JOINERS)]
-            text = f"What did {who} do in {joiner.format(a=a, b=b)}?"
-            add("joined months", text, _month(year, month, 2), asked_at)
-    for year, season in sorted({(_season_year(y, m), _season_of(m)) for y, m in months}):
-        add(
-            "season",
-            f"What happened in the {season} of {year}?",
-            _month(year, SEASONS[season], 3),
-            asked_at,
-        )
-    return questions
-
-
-def _season_of(month: int) -> str:
-    """Meteorological, northern hemisphere; January and February are the winter that
-    began the December before."""
-    for name, first in SEASONS.items():
-        if (month - first) % 12 < 3:
-            return name
-    raise AssertionError(month)
-
-
-def _season_year(year: int, month: int) -> int:
-    """The year a season is named by: "winter 2022" runs December 2022 to February 2023."""
-    return year - 1 if month < 3 else year
 
 
 # --------------------------------------------------------------------------- running
@@ -390,7 +248,7 @@ def _last_question_time(bank: BankData) -> datetime:
     if times:
         moment = datetime.fromisoformat(max(times))
     else:
-        days = [d for _, d, _ in _dated(bank)]
+        days = [d for _, d, _ in dated_memories(bank)]
         moment = datetime.combine(max(days), datetime.min.time()) + timedelta(days=1)
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 

@@ -9,17 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.families import (
-    MIN_PERIOD_MEMORIES,
-    PERSONAS,
-    Period,
-    half_scores,
-    halves_of,
-    time_questions,
-    window_floor,
-    window_precision,
-)
+from benchmarks.families import PERSONAS, half_scores, halves_of, window_floor, window_precision
 from benchmarks.families import main as families_main
+from benchmarks.time_questions import MIN_PERIOD_MEMORIES, Period, time_questions
 from hindsight_tools.evaluation import BankData, QuestionResult, aggregate, load_dataset
 from hindsight_tools.query.time_window import extract_time_window
 
@@ -118,6 +110,11 @@ def test_generated_questions_expect_exactly_their_periods_memories() -> None:
     assert joined.period == Period(date(2023, 6, 1), date(2023, 8, 1))
     assert len(joined.in_window) == 2 * MIN_PERIOD_MEMORIES
 
+    # the week of June 3, 2023 (a Saturday) is Monday May 29 to Sunday June 4
+    week = by_text["What did Ben do the week before June 8, 2023?"]
+    assert week.period == Period(date(2023, 5, 29), date(2023, 6, 5))
+    assert week.in_window == june.in_window
+
     relative = [q for q in questions if q.shape == "relative"]
     assert {q.query_time for q in relative} >= {datetime(2023, 7, 15, 12, tzinfo=UTC)}
     assert not any(q.shape == "month" and "February 2024" in q.question for q in questions)
@@ -151,7 +148,12 @@ def test_a_period_holding_the_whole_bank_is_not_asked_about() -> None:
     questions = time_questions(bank, datetime(2024, 4, 25, tzinfo=UTC))
     assert not any(q.shape in ("season", "month range") for q in questions), questions
     assert all(len(q.in_window) == MIN_PERIOD_MEMORIES for q in questions)
-    assert {q.shape for q in questions} == {"month", "relative"}
+    assert {q.shape for q in questions} == {
+        "month",
+        "relative",
+        "month of last year",
+        "week before",
+    }
 
 
 def _chat_records(bank: str, topics: dict[str, str]) -> list[dict[str, object]]:
@@ -201,10 +203,10 @@ def test_time_scoped_questions_are_asked_of_a_chat_data_set(
         assert f"## Time-scoped questions on BEAM, {half} half" in report
         asked = json.loads(dump.read_text())[f"beam-time-{half}"]["questions"]
         assert {q["bank"] for q in asked} == {bank}
-        # a month and a relative question for each session's month, and the second and
-        # third months joined; the season and the month range hold the whole chat and are
-        # not asked
-        assert len(asked) == 7
+        # a month, a relative question and the week before for each session's month, the
+        # second and third months joined, the second asked a year on; the season and the
+        # month range hold the whole chat and are not asked
+        assert len(asked) == 11
     rows = [line for line in report.splitlines() if line.startswith("| all |")]
     assert len(rows) == 2
     for row in rows:
