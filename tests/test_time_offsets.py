@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_temporal import E, assert_bounds_are_utc, at, window
+from tests.test_temporal import E, assert_exact_window, at, window
 
 OFFSETS = [
     # calendar units from the one the other period ends or starts in
@@ -85,12 +85,7 @@ OFFSETS = [
 def test_counted_period_resolves_to_exact_window(
     text: str, start: str | None, end: str | None
 ) -> None:
-    assert window(text) == (at(start), at(end))
-
-
-@pytest.mark.parametrize("text", [c[0] for c in OFFSETS])
-def test_every_bound_of_a_counted_period_is_utc(text: str) -> None:
-    assert_bounds_are_utc(text)
+    assert_exact_window(text, start, end)
 
 
 @pytest.mark.parametrize(

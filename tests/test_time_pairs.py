@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_temporal import E, assert_bounds_are_utc, at, window
+from tests.test_temporal import E, assert_exact_window
 
 PAIRS = [
     # a second expression without its year joins only a first of its own kind: after
@@ -50,9 +50,4 @@ PAIRS = [
 
 @pytest.mark.parametrize(("text", "start", "end"), PAIRS, ids=[c[0] for c in PAIRS])
 def test_pair_resolves_to_exact_window(text: str, start: str | None, end: str | None) -> None:
-    assert window(text) == (at(start), at(end))
-
-
-@pytest.mark.parametrize("text", [c[0] for c in PAIRS])
-def test_every_bound_of_a_pair_is_utc(text: str) -> None:
-    assert_bounds_are_utc(text)
+    assert_exact_window(text, start, end)

@@ -13,7 +13,7 @@ import pytest
 
 from hindsight_tools.query.rewrites import pin_relative_names
 from hindsight_tools.query.time_window import extract_time_window
-from tests.test_temporal import NOW, E, assert_bounds_are_utc, at, window
+from tests.test_temporal import NOW, E, assert_exact_window
 
 IN_UNITS = [
     # a name in a relative year is that name in that year, not its latest occurrence
@@ -117,12 +117,7 @@ IN_UNITS = [
 def test_name_in_a_unit_resolves_to_exact_window(
     text: str, start: str | None, end: str | None
 ) -> None:
-    assert window(text) == (at(start), at(end))
-
-
-@pytest.mark.parametrize("text", [c[0] for c in IN_UNITS])
-def test_every_bound_of_a_name_in_a_unit_is_utc(text: str) -> None:
-    assert_bounds_are_utc(text)
+    assert_exact_window(text, start, end)
 
 
 @pytest.mark.parametrize(

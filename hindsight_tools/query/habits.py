@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import re
 
-from hindsight_tools.query.holidays import HOLIDAY
+from hindsight_tools.query.holidays import HOLIDAY_NAME
 from hindsight_tools.query.spans import FLAGS
 from hindsight_tools.query.time_rules import MONTH_ANY, SEASON, WEEKDAY
 
 __all__ = ["names_a_habit"]
 
 _HABITUAL = re.compile(r"\b(?:usually|typically|habitually)\b", FLAGS)
-_NAME = rf"(?:{MONTH_ANY}|{SEASON}|{WEEKDAY}|Q[1-4]\b|" + HOLIDAY.replace("(?P<hol>", "(?:") + ")"
+_NAME = rf"(?:{MONTH_ANY}|{SEASON}|{WEEKDAY}|Q[1-4]\b|{HOLIDAY_NAME})"
 _BARE_NAMES = re.compile(
     rf"(?:(?:in|during|on|over|at|around|throughout) )?(?:the )?{_NAME}"
     rf"(?: ?(?:and|or|&|-|/|to) ?(?:the )?{_NAME})?",

@@ -20,7 +20,7 @@ from dateutil.easter import easter
 
 from hindsight_tools.query.spans import FLAGS, Span, by_modifier, day_span, latest_started
 
-__all__ = ["HOLIDAY", "HOLIDAYS", "holiday", "own_day"]
+__all__ = ["HOLIDAY", "HOLIDAYS", "HOLIDAY_NAME", "holiday", "own_day"]
 
 
 def _thanksgiving(year: int) -> Span:
@@ -45,10 +45,12 @@ HOLIDAYS: dict[str, Callable[[int], Span]] = {
     "easter": lambda y: day_span(easter(y) - timedelta(days=2), 4),  # Good Friday to Monday
     "thanksgiving": _thanksgiving,
 }
-HOLIDAY = (
-    r"(?P<hol>christmas(?: eve| day)?|boxing day|new year'?s?(?: eve| day)?"
+# A holiday's name, without a group, for patterns that name it more than once
+HOLIDAY_NAME = (
+    r"(?:christmas(?: eve| day)?|boxing day|new year'?s?(?: eve| day)?"
     r"|valentine'?s day|halloween|easter|thanksgiving)\b"
 )
+HOLIDAY = rf"(?P<hol>{HOLIDAY_NAME})"
 
 
 # The holiday's own day within its span, in days from the span's start: what a period

@@ -4,9 +4,9 @@
 A name inside a relative unit is pinned to that unit: "in March of last year" is read as
 "in March of 2023", "on Monday of last week" as that Monday's date, "since last year in
 the summer" as "since summer of 2023", "the summer before last" as "the summer of 2022".
-The rules then read a name with its year or a
-date, forms they already know, alone or joined ("in March and April of last year", "on
-Monday and Tuesday of last week"), so each name needs no relative form of its own.
+The rules then read a name with its year or a date, forms they already know, alone or
+joined ("in March and April of last year", "on Monday and Tuesday of last week"), so each
+name needs no relative form of its own.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import date, datetime, timedelta
 
 from hindsight_tools.query.expressions import parse_at
-from hindsight_tools.query.holidays import HOLIDAY
+from hindsight_tools.query.holidays import HOLIDAY_NAME
 from hindsight_tools.query.spans import FLAGS, shift
 from hindsight_tools.query.time_rules import (
     COUNT,
@@ -39,7 +39,7 @@ def rewrite(text: str, now: datetime) -> str:
     return _this_time(pin_relative_names(text, now), now)
 
 
-# "this time last year" is some days either side of that day, "a year ago today" the day
+# "this time last year" is some days either side of that day, "a year ago today" the day.
 # After "since", "until", "between", or "from" before "to", it is the day alone: "since
 # this time last year" opens a window there, not a fortnight ("photos from this time last
 # year" are the fortnight's).
@@ -134,15 +134,14 @@ def _unit(name: str) -> str:
 # year", not "Did we march last year?", "I had a bad fall last year", "I met April last
 # year". Winter is not pinned: which December to February "the winter of last year" is
 # depends on the speaker.
-_NAMES = rf"(?:{MONTH_FULL}|(?:spring|summer|autumn|fall)\b|Q[1-4]\b|H[12]\b|{{holiday}}){NOT_NAME}"
-_YEAR_NAME = "(?P<name>" + _NAMES.format(holiday=HOLIDAY) + ")"
+_NAMES = (
+    rf"(?:{MONTH_FULL}|(?:spring|summer|autumn|fall)\b|Q[1-4]\b|H[12]\b|{HOLIDAY_NAME}){NOT_NAME}"
+)
+_YEAR_NAME = rf"(?P<name>{_NAMES})"
 # A second name joined to a first after a time word ("in March and April of last year")
 # shares its word; "to", "and", "from" alone are no time word ("I talked to April last
 # year").
-_FIRST_NAME = (
-    _NAMES.format(holiday=HOLIDAY.replace("(?P<hol>", "(?:"))
-    + r" ?(?:and|or|to|&|-|through|thru|till|until) ?(?:the )?"
-)
+_FIRST_NAME = _NAMES + r" ?(?:and|or|to|&|-|through|thru|till|until) ?(?:the )?"
 _TIME_WORD = (
     r"(?P<lead>\b(?:(?:in|during|over|around|at|on|throughout|through|since|until|till"
     rf"|before|after|by|between|early|mid|late)[ -](?:the )?(?:{_FIRST_NAME})?"
@@ -171,7 +170,7 @@ _WEEK_THEN_DAY = re.compile(rf"\b{_unit('week')} (?:on )?(?P<name>{WEEKDAY}){NOT
 # "the summer before last", "the Monday before last": the one before "last summer", "last
 # Monday", as "the week before last" is the week before last week
 _BEFORE_LAST = re.compile(
-    rf"\bthe (?P<name>(?:{MONTH_FULL}|{SEASON}|{WEEKDAY}|{HOLIDAY}){NOT_NAME}) "
+    rf"\bthe (?P<name>(?:{MONTH_FULL}|{SEASON}|{WEEKDAY}|{HOLIDAY_NAME}){NOT_NAME}) "
     r"before last\b",
     FLAGS,
 )
