@@ -39,6 +39,10 @@ One run reports, each on its own table:
   overall for the first half of its chats (in the file's order), on which a change that
   only BEAM's long messages can show is chosen, and for the second half, which confirms
   it (``--skip beam`` leaves these out and keeps BEAM's time-scoped tables).
+* **Questions placed by an event, not a date** ("Why did Lucía leave Atlântico?", "What
+  did Melanie do after the road trip?"): those of the tables above that recall ranks by
+  the period on one side of an event (:mod:`benchmarks.event_questions`), recall@k per
+  LoCoMo half, persona and BEAM half.
 
 Banks are those of ``hindsight-tools eval`` (``eval-`` + name) in the store of
 ``HINDSIGHT_API_DATA_DIR``: ``--reuse`` keeps what an earlier run retained and retains a
@@ -60,6 +64,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchmarks.event_questions import event_rows, event_score, placed_by_an_event
 from benchmarks.time_questions import SHAPES, TimeQuestion, dated_memories, time_questions
 from hindsight_tools.evaluation import (
     BankData,
@@ -298,6 +303,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = " ".join([".venv/bin/python -m benchmarks.families", *(argv or sys.argv[1:])])
     out: list[str] = [f"`{command}`", ""]
     dumps: dict[str, Any] = {}
+    placed = placed_by_an_event([locomo])
+    by_event: list[Score] = []
     with MemoryEngine() as engine:
         out.append(f"reranker {engine.reranker_name}, budget {args.budget}")
         out.append("")
@@ -312,13 +319,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 dumps[f"locomo-{half}"] = json.loads(report.to_json())
                 out += [f"## LoCoMo, {half} half ({', '.join(banks)})", ""]
                 out += [*_recall_rows(report, locomo=True), "", _latency(report), ""]
+                by_event.append(event_score(report, placed, f"LoCoMo, {half} half"))
             if "time" not in args.skip:
                 selected = [locomo.bank(n) for n in banks]
                 report, lines = _time_section(engine, selected, args.budget)
                 dumps[f"time-{half}"] = json.loads(report.to_json())
                 out += [f"## Time-scoped questions, {half} half", "", *lines]
         for folder in [] if "persona" in args.skip else args.persona:
-            report = run_eval(engine, load_dataset(folder), budget=args.budget, fresh=True, ks=KS)
+            persona = load_dataset(folder)
+            report = run_eval(engine, persona, budget=args.budget, fresh=True, ks=KS)
+            by_event.append(event_score(report, placed_by_an_event([persona]), folder.name))
             dumps[folder.name] = json.loads(report.to_json())
             out += [f"## Scripted persona `{folder.name}`", "", *_recall_rows(report), ""]
             out += [_latency(report), ""]
@@ -331,6 +341,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 out += ["## BEAM", "", *_recall_rows(report), ""]
                 out += _half_rows(half_scores(report, beam_halves), beam_halves, report.ks)
                 out += ["", _latency(report), ""]
+                beam_placed = placed_by_an_event([beam])
+                for half, banks in beam_halves.items():
+                    members = {q.qid for b in banks for q in beam.bank(b).questions}
+                    by_event.append(
+                        event_score(report, beam_placed & members, f"BEAM, {half} half")
+                    )
             if "time" not in args.skip:
                 for half, banks in beam_halves.items():
                     if not banks:
@@ -340,6 +356,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     )
                     dumps[f"beam-time-{half}"] = json.loads(report.to_json())
                     out += [f"## Time-scoped questions on BEAM, {half} half", "", *lines]
+    if by_event:
+        out += ["## Questions placed by an event, not a date", "", *event_rows(by_event, KS)]
     text = "\n".join(out)
     print(text)
     if args.out:

@@ -334,6 +334,9 @@ class RecallTrace(BaseModel):
 
     arms: dict[str, ArmTrace]
     time_window: tuple[datetime | None, datetime | None] | None = None
+    # The memory that dated the event a question places its period by, when it does
+    # ("Why did she leave?"); time_window is then that period (recall/anchored.py).
+    event_anchor: str | None = None
     recall_budget: int
     reranker: str
     reranked: int = 0

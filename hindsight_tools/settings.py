@@ -275,6 +275,26 @@ class Settings(BaseSettings):
     # (hindsight_tools.recall.scoring.window_weight); 0 lets the window only gather
     # candidates through the temporal arm.
     temporal_alpha: float = Field(default=0.8, ge=0, le=1)
+    # A question that places what it asks by an event ("Why did she leave?", "after the
+    # accident") ranks by the period on that side of the event, dated by its best match
+    # (hindsight_tools.recall.anchored).
+    event_window_alpha: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        allow_inf_nan=False,
+        description="How much of its relevance a memory far outside the period before or "
+        "after the event a question names loses, as temporal_alpha for a named period. "
+        "0 = off: no such period is read.",
+    )
+    event_window_days: float = Field(
+        default=180.0,
+        gt=0,
+        le=36_500,
+        allow_inf_nan=False,
+        description='Days the period before (a cause, "before …") or after ("after …") '
+        "an event runs from the event's day.",
+    )
     proof_count_alpha: float = Field(default=0.1, ge=0, le=1)
     recall_budget_function: Literal["fixed", "adaptive"] = "fixed"
     recall_budget_low: int = Field(default=100, ge=1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from hindsight_tools.models import RecallResult
 
@@ -11,7 +12,8 @@ def format_result(result: RecallResult, *, explain: bool = False) -> str:
     """A compact human-readable listing: rank, score, date, fact type, text.
 
     With ``explain``, each memory's rank in every arm that ran follows on its own line
-    (``-``: that arm didn't return it).
+    (``-``: that arm didn't return it), and the time window ranked by, if any, ends the
+    listing.
     """
     if not result.memories:
         return "(no memories)"
@@ -38,6 +40,18 @@ def format_result(result: RecallResult, *, explain: bool = False) -> str:
     for chunk in result.chunks:
         marker = " (truncated)" if chunk.truncated else ""
         lines.append(f"  chunk {chunk.document_id}#{chunk.chunk_index}{marker}: {chunk.text[:200]}")
+    if result.trace is not None and explain and result.trace.time_window is not None:
+        lines.append(_window_line(*result.trace.time_window, result.trace.event_anchor))
     if result.trace is not None and not explain:
         lines.append(json.dumps(result.trace.model_dump(mode="json")))
     return "\n".join(lines)
+
+
+def _window_line(start: datetime | None, end: datetime | None, anchor: str | None) -> str:
+    """The period the recall ranked by, and the memory that dated it when an event did."""
+
+    def day(moment: datetime | None) -> str:
+        return "…" if moment is None else f"{moment:%Y-%m-%d}"
+
+    line = f"time window {day(start)} to {day(end)}"
+    return line if anchor is None else f"{line}, dated by the event in memory {anchor}"

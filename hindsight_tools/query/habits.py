@@ -19,9 +19,9 @@ from hindsight_tools.query.holidays import HOLIDAY_NAME
 from hindsight_tools.query.spans import FLAGS
 from hindsight_tools.query.time_rules import MONTH_ANY, SEASON, WEEKDAY
 
-__all__ = ["names_a_habit"]
+__all__ = ["HABITUAL", "names_a_habit"]
 
-_HABITUAL = re.compile(r"\b(?:usually|typically|habitually)\b", FLAGS)
+HABITUAL = re.compile(r"\b(?:usually|typically|habitually)\b", FLAGS)
 _NAME = rf"(?:{MONTH_ANY}|{SEASON}|{WEEKDAY}|Q[1-4]\b|{HOLIDAY_NAME})"
 _BARE_NAMES = re.compile(
     rf"(?:(?:in|during|on|over|at|around|throughout) )?(?:the )?{_NAME}"
@@ -46,4 +46,4 @@ def names_a_habit(text: str, start: int, end: int) -> bool:
         elif mark.start() >= end:
             high = mark.start()
             break
-    return _HABITUAL.search(text, low, high) is not None
+    return HABITUAL.search(text, low, high) is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from hindsight_tools.encoders.embedding import Embedder, embed_texts
@@ -19,7 +20,9 @@ from hindsight_tools.models import (
     Scores,
 )
 from hindsight_tools.query.entities import EntityExtractor
+from hindsight_tools.query.events import event_relation
 from hindsight_tools.query.time_window import TimeWindow, extract_time_window
+from hindsight_tools.recall.anchored import anchored_window, event_anchor
 from hindsight_tools.recall.arms.base import ARM_ORDER, ArmName, ranked
 from hindsight_tools.recall.arms.bm25 import KeywordBackend, KeywordQuery
 from hindsight_tools.recall.arms.filters import request_scope
@@ -40,6 +43,7 @@ from hindsight_tools.recall.packing import fill_chunks, fill_token_budget
 from hindsight_tools.recall.periods import named_periods
 from hindsight_tools.recall.prerank import (
     RankedCandidate,
+    candidate_order,
     kept_places,
     length_prior,
     rank_final,
@@ -224,7 +228,22 @@ def recall_program(
     evidence = {c.id: _evidence(rows[c.id]) for c in head}
     # A vague window ("recently") gathers candidates through the temporal arm but doesn't
     # rank: it has no edges to be inside of.
-    ranking_window = None if window is None or window.vague else window
+    named_window = None if window is None or window.vague else window
+    ranking_window = named_window
+    # A question that names no period may name one by an event ("Why did she leave?"),
+    # dated by its best match: the first of the order the cross-encoder's head is cut from.
+    anchor: tuple[str, datetime] | None = None
+    relation = (
+        event_relation(query)
+        if ranking_window is None and settings.event_window_alpha > 0
+        else None
+    )
+    if relation is not None:
+        by_match = candidate_order(head, prerank)
+        anchor = event_anchor([(c.id, evidence[c.id]) for c in by_match], relation)
+        if anchor is not None:
+            ranking_window = anchored_window(relation, anchor[1], settings.event_window_days)
+            weights = replace(weights, temporal_alpha=settings.event_window_alpha)
     in_window: dict[str, float] | None = None
     if ranking_window is not None:
         by_wording = (
@@ -275,8 +294,9 @@ def recall_program(
         if settings.instruction_rank > 0
         else set()
     )
-    # a question about a period asks what happened then; a rule has no period to be in
-    placing = set() if ranking_window is not None else instructions
+    # a question about a period it names asks what happened then; a rule has no period to
+    # be in. One placed by an event ("Why did my build fail?") may still be the rule's.
+    placing = set() if named_window is not None else instructions
     scored = place_instructions(scored, placing, settings.instruction_rank)
     stages["scoring"] = time.perf_counter() - mark
 
@@ -324,10 +344,12 @@ def recall_program(
 
     trace = None
     if request.trace:
+        shown_window = ranking_window if anchor is not None else window
         stages["total"] = time.perf_counter() - started
         trace = RecallTrace(
             arms={r.arm: ArmTrace(candidates=len(r.hits), seconds=r.seconds) for r in results},
-            time_window=None if window is None else (window.start, window.end),
+            time_window=(None if shown_window is None else (shown_window.start, shown_window.end)),
+            event_anchor=None if anchor is None else anchor[0],
             recall_budget=budget,
             reranker=outcome.reranker,
             reranked=len(outcome.scores),
