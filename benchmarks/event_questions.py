@@ -7,9 +7,9 @@
 these by the period on one side of the event, dated by its best match
 (``hindsight_tools.recall.anchored``), so :mod:`benchmarks.families` scores them apart as
 well as in their own families. A question counts when the engine reads it so: it names
-no period of its own (``extract_time_window`` at its ``query_time``) and
-``event_relation`` reads one side of an event; adversarial ones are left out, as in the
-families' overall rows.
+no period of its own that ranks (``extract_time_window`` at its ``query_time``; a vague
+one, "recently", doesn't) and ``event_relation`` reads one side of an event; adversarial
+ones are left out, as in the families' overall rows.
 
 Run as a module, it asks only those questions, of the banks an earlier
 :mod:`benchmarks.families` run retained in the store of ``HINDSIGHT_API_DATA_DIR`` (a bank
@@ -49,8 +49,8 @@ def placed_by_an_event(datasets: Iterable[Dataset]) -> set[str]:
             for question in bank.questions:
                 if question.category_name == ADVERSARIAL_NAME:
                     continue
-                asked = _asked_at(question.query_time)
-                if extract_time_window(question.question, asked) is not None:
+                window = extract_time_window(question.question, _asked_at(question.query_time))
+                if window is not None and not window.vague:  # a vague one doesn't rank
                     continue
                 if event_relation(question.question) is not None:
                     placed.add(question.qid)

@@ -6,7 +6,8 @@ Here every configuration answers the same question before the next question is a
 the same store, so a slow minute slows them all alike; the table gives each one's p50/p95 and
 stage p50s, and its p50 as a ratio of the first configuration's.
 
-    .venv/bin/python benchmarks/latency_ab.py --dataset DIR [--limit N] [--out FILE]
+    .venv/bin/python benchmarks/latency_ab.py --dataset DIR [--limit N] [--only WORDS …]
+        [--out FILE]
 
 ``--dataset`` is the LoCoMo folder (``memories.jsonl``, ``queries.jsonl``); without it,
 ``$HINDSIGHT_LOCOMO_DIR``.
@@ -47,6 +48,7 @@ _NEXT = "late interaction's first 8 kept, cross-encoder over the next"
 # name -> settings changes from the defaults
 CONFIGURATIONS: dict[str, dict[str, Any]] = {
     "default (late interaction's first 8 kept, cross-encoder over the next 6)": {},
+    "default, without periods named by an event": {"event_window_alpha": 0.0},
     f"{_NEXT} 12": {"reranker_depth_mid": 12},
     f"{_NEXT} 16": {"reranker_depth_mid": 16},
     f"{_NEXT} 20": {"reranker_depth_mid": 20},
@@ -84,7 +86,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--limit", type=int, default=40, help="questions per conversation")
     parser.add_argument("--out", type=Path, help="also write the Markdown table here")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="WORDS",
+        help="only the configurations whose name contains one of these (default: all)",
+    )
     args = parser.parse_args(argv)
+    chosen = {
+        name: changes
+        for name, changes in CONFIGURATIONS.items()
+        if not args.only or any(words in name for words in args.only)
+    }
+    if not chosen:
+        parser.error(f"--only matches no configuration; they are {list(CONFIGURATIONS)}")
     if args.dataset is None:
         parser.error(
             f"no LoCoMo folder: give --dataset DIR or set {LOCOMO_VARIABLE} (the LoCoMo data is "
@@ -95,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     asked = [(b.bank, q) for b in dataset.banks for q in b.questions[: args.limit]]
     base = Settings()
     engines, forms = {}, {}
-    for name, changes in CONFIGURATIONS.items():
+    for name, changes in chosen.items():
         overrides, forms[name] = configuration(changes)
         engines[name] = MemoryEngine(settings=base.with_overrides(overrides))
     stages: dict[str, list[dict[str, float]]] = {name: [] for name in engines}

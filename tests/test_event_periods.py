@@ -7,6 +7,7 @@ On the demo's invented life, with the real models and database, as `make demo` r
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC
 
 import pytest
 
@@ -88,7 +89,7 @@ def test_after_an_event_the_period_starts_with_it(
 def _day(memory: RecalledMemory) -> str:
     """The memory's day, ISO; "" when it has none (before any day)."""
     start = memory.occurred_start
-    return "" if start is None else start.date().isoformat()
+    return "" if start is None else start.astimezone(UTC).date().isoformat()
 
 
 def test_a_named_period_is_not_replaced_by_an_event(engine: MemoryEngine, demo: str) -> None:

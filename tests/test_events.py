@@ -24,9 +24,9 @@ from hindsight_tools.recall.scoring import Evidence
         ("What inspired John to join the marching event?", "cause"),
         ("What did Melanie do after the road trip to relax?", "after"),
         ("What did Alice do after she left Google?", "after"),
-        ("What plans does Jon have after receiving advice at the networking event?", "after"),
+        ("What plans did Jon make after receiving advice at the networking event?", "after"),
         ("How has John's fitness improved since starting boot camps?", "after"),
-        ("What happened following Mark's promotion?", "after"),
+        ("What changed in the team after Mark was promoted?", "after"),
         ("What did Jean go through before meeting Maria?", "before"),
         ("Which city was John in before traveling to Chicago?", "before"),
         ("What did I work on prior to the launch?", "before"),
@@ -34,9 +34,11 @@ from hindsight_tools.recall.scoring import Evidence
         ("What did I train for in the run-up to the race?", "before"),
         ("What did we decide after that meeting?", "after"),
         ("Since moving to Porto, what has Lucía done?", "after"),
-        # the relation word names the event more exactly than "why"
-        ("Why did John join the army after the hospital visit?", "after"),
-        ("Why did she sell the car before her move?", "before"),
+        # a cause wins: what led to the joining, the visit before it among them
+        ("Why did John join the army after the hospital visit?", "cause"),
+        ("Why did she sell the car before her move?", "cause"),
+        # a place word earlier in the text doesn't hide a time later on
+        ("Which line did I fix after the release went out?", "after"),
     ],
 )
 def test_a_question_placed_by_an_event(question: str, relation: str) -> None:
@@ -67,6 +69,18 @@ def test_a_question_placed_by_an_event(question: str, relation: str) -> None:
         "Once a week I go running; where?",
         # both sides of one event
         "What did I do before and after the move?",
+        # no event that happened: a plan, a rule, a bug, a routine
+        "What should I check before deploying?",
+        "Always run the tests before you commit.",
+        "It crashes after the user clicks submit.",
+        "What does John want to do after his basketball career?",
+        # a place or an order, not a time
+        "What came after the header in the template I wrote?",
+        "Who looked after the kids when I was away?",
+        # "the following …", "after that" as "then", asides
+        "Summarize the following meeting notes I wrote.",
+        "What did we do after that and why?",
+        "Before answering, what did I say about Rust?",
         # the time between two events, or their order, needs both
         "How many days after I submitted my cover letter did I meet Greg?",
         "How long after the move did Biscuit arrive?",
@@ -118,8 +132,11 @@ def test_a_side_past_the_calendar_is_left_open() -> None:
 
 def test_the_event_is_the_first_dated_of_the_best_matches() -> None:
     undated, dated = Evidence(date=None), Evidence(date=NOON)
-    ranked = [("a", undated), ("b", dated), ("c", Evidence(date=datetime(2020, 1, 1)))]
-    assert event_anchor(ranked, "cause") == ("b", NOON)
+    earlier = Evidence(date=datetime(2020, 1, 1, tzinfo=UTC))
+    ranked = [("a", undated), ("b", dated), ("c", earlier)]
+    # the best match, not the far edge of the best few: not "c", the earliest, for "after"
+    assert event_anchor(ranked, "after") == ("b", NOON)
+    assert event_anchor([("c", earlier), ("b", dated)], "cause") == ("c", earlier.date)
     assert event_anchor([], "after") is None
     # a dated memory ranked past the first few is no longer the event the question names
     first = [(str(i), undated) for i in range(ANCHOR_CANDIDATES)]

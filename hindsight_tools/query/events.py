@@ -14,23 +14,29 @@ Read here, from the words alone:
   came before the event. "Why does Nate like turtles?" asks about a state, whose reason
   may be told at any time, and "how come" shows no tense without a parser of verbs, so
   neither is read;
-* **after** an event: "after", "following" or "since" followed by a clause ("after the
-  accident", "after she left Google", "after receiving advice", "since moving to
-  Porto");
+* **after** an event: "after" or "since" followed by a clause ("after the accident",
+  "after she left Google", "after receiving advice", "since moving to Porto");
 * **before** an event: "before", "until", "till", "prior to", "leading up to", "in the
-  run-up to" followed by a clause.
+  run-up to" followed by a clause;
+
+and "after" or "before" only in a question with a past form in it ("did", "was", a verb in
+-ed, …): "What should I check before deploying?", "It crashes after the user clicks
+submit" and "What does John want to do after his career?" are about no event that
+happened.
 
 A clause opens with an article, a possessive, a pronoun, a gerund or a name; "after work",
 "before lunch", "after that" and "after all" open with none of these and stay unread. Not
-read either: "since" giving a reason ("Since I'm vegan, …", "Since my wife is vegan, …":
-a verb follows within a few words), a habit ("What do I usually do after I wake up?", as
-:mod:`hindsight_tools.query.habits` reads one), an aside ("before I forget", "before you
-answer"), and a question about the time between two events, their order or both sides
-("How many days after …", "Which came first …", "before and after the move"), which
-needs more than one side of one event. A word of relation names the event more exactly
-than "why", so it wins when both are there ("Why did John join the army after the
-hospital visit?" is about what followed the visit). Whether a date is named instead is
-the caller's to check first: a calendar period ("after June 5") is read by
+read either: "after" or "before" of a place or an order ("What comes after the header?",
+"Who looks after the kids?"), "since" giving a reason ("Since I'm vegan, …", "Since my
+wife is vegan, …": an auxiliary verb follows within a few words), "following" (most often
+"the following …"), a habit ("What do I usually do after I wake up?", as
+:mod:`hindsight_tools.query.habits` reads one), an aside ("before I forget", "before
+answering"), and a question about the time between two events, their order or both sides
+("How many days after …", "Which came first …", "before and after the move"), which needs
+more than one side of one event. A cause wins over a word of relation: "Why did John join
+the army after the hospital visit?" asks what led to the joining, which the visit, before
+it, is part of. Whether a date is named instead is the caller's to check first: a
+calendar period ("after June 5") is read by
 :func:`hindsight_tools.query.time_window.extract_time_window`.
 """
 
@@ -49,7 +55,7 @@ EventRelation = Literal["cause", "before", "after"]
 # Past tense only: a cause comes before what it caused, but "Why does Nate like turtles?"
 # asks about a state, and its reason may be told at any time.
 _CAUSE = re.compile(
-    r"\bwhy(?: (?:did|was|were|had)(?:n[o'’]?t)?\b|['’]d\b)"
+    r"\bwhy(?:\s+(?:did|was|were|had)(?:n[o'’]?t)?\b|['’]d\b)"
     r"|\bwhat (?:made|caused|led|prompted|drove|pushed|motivated|inspired|convinced"
     r"|triggered)\b|\bwhat was the (?:reason|cause)\b",
     FLAGS,
@@ -62,15 +68,41 @@ _INTERVAL = re.compile(
     r"|\bin (?:what|which) order\b|\b(?:before|after),? (?:and|or|during)\b",
     FLAGS,
 )
-# An aside, not an event: "before I forget", "before you answer".
-_ASIDE = r"(?:i forget|we (?:start|begin|go on)|you (?:answer|reply|respond|start|begin|go on))\b"
+# A period on one side of an event is asked of an event that happened: "What should I
+# check before deploying?", "It crashes after the user clicks submit" and "What does John
+# want to do after his career?" are about no dated event. A past form anywhere will do
+# ("did", "was", a verb in -ed, a common irregular one).
+_PAST = re.compile(
+    r"\b(?:did|was|were|had|\w{2,}[^e\W]ed|went|left|got|made|came|took|gave|saw|met|felt"
+    r"|began|became|found|quit|ran|won|lost|bought|sold|told|said|thought|brought|wrote"
+    r"|spent|kept|heard|held|paid|sent|built|broke|fell|chose|done|gone|been)\b",
+    FLAGS,
+)
+# An aside, not an event: "before I forget", "before you answer", "before answering".
+_ASIDE = (
+    r"(?:i forget|we (?:start|begin|continue|go on)"
+    r"|you (?:answer|reply|respond|start|begin|continue|go)"
+    r"|answering|replying|responding|doing anything|writing)\b"
+)
+# "after" and "before" of a place or an order, not a time: "What comes after the header?",
+# "the character after the colon", "Who looks after the kids?".
+_PLACE = re.compile(
+    r"\b(?:comes?|came|goes|go|went|put|placed|looks?|looked|looking|character|line|word|column"
+    r"|field|row|step|item)\s*$",
+    FLAGS,
+)
 # A clause's first word: an article, possessive, pronoun, gerund or a capitalised name.
-# "that" and "this" alone ("after that") are "then", before a noun a determiner.
+# "that" and "this" alone ("after that", "after that and …") are "then"; before a noun,
+# a determiner.
 _DETERMINER = (
-    r"(?:the|a|an|my|his|her|their|our|your|its|these|those|(?:that|this)(?=\s+[a-z]{3,}))\b"
+    r"(?:the|a|an|my|his|her|their|our|your|its|these|those"
+    r"|(?:that|this)(?=\s+(?!(?:and|but|with|for|was|is|the|when|what|why|how)\b)[a-z]{3,}))\b"
 )
 _PRONOUN = r"(?:i|he|she|they|we|you|it)\b"
-_GERUND = r"(?!(?:no|some|any|every)thing\b)[a-z]{2,}ing\b"
+_GERUND = (
+    r"(?!(?:(?:no|some|any|every)?thing|string|spring|morning|evening|ceiling|during)\b)"
+    r"[a-z]{2,}ing\b"
+)
 _NAME = r"(?-i:[A-Z][A-Za-z][\w'’-]*)"
 _TIME_WORDS = (
     r"(?:all|then|now|today|tonight|tomorrow|yesterday|next|last|work|school"
@@ -81,8 +113,7 @@ _REASON = (
     r"(?:[\w'’-]+\s+){0,3}(?:is|are|was|were|am|has|have|had|does|do|did|can|could|will|would)\b"
 )
 _AFTER = re.compile(
-    rf"\b(?:after|following)\s+(?!{_TIME_WORDS})"
-    rf"(?:{_DETERMINER}|{_PRONOUN}|{_GERUND}|{_NAME})"
+    rf"\bafter\s+(?!{_TIME_WORDS})(?:{_DETERMINER}|{_PRONOUN}|{_GERUND}|{_NAME})"
     rf"|\bsince\s+(?!{_TIME_WORDS}|{_REASON})(?:{_DETERMINER}|{_GERUND}|{_NAME})",
     FLAGS,
 )
@@ -97,11 +128,20 @@ def event_relation(text: str) -> EventRelation | None:
     """Which side of an event ``text`` asks about, if it places what it asks by one."""
     if _INTERVAL.search(text) is not None or HABITUAL.search(text) is not None:
         return None
-    after = _AFTER.search(text)
-    before = _BEFORE.search(text)
-    if after is not None or before is not None:
-        first = min((m for m in (after, before) if m is not None), key=lambda m: m.start())
-        return "after" if first is after else "before"
     if _CAUSE.search(text) is not None:
         return "cause"
+    if _PAST.search(text) is None:
+        return None
+    after = _first_in_time(_AFTER, text)
+    before = _first_in_time(_BEFORE, text)
+    if after is None or before is None:
+        return "after" if after is not None else "before" if before is not None else None
+    return "after" if after < before else "before"
+
+
+def _first_in_time(pattern: re.Pattern[str], text: str) -> int | None:
+    """Where ``pattern`` first matches ``text`` as a time, not a place or an order."""
+    for found in pattern.finditer(text):
+        if _PLACE.search(text, max(0, found.start() - 40), found.start()) is None:
+            return found.start()
     return None

@@ -43,8 +43,10 @@ def event_anchor(
 
     The best match, not the far edge of the best few: taking the earliest of them for
     "after" and the latest for a cause or "before", so that the period never ranks one of
-    them down, lost recall on both halves of the LoCoMo dev conversations and on both
-    scripted personas (docs/decisions/2026-12-07-periods-named-by-an-event.md)."""
+    them down, lost recall on the LoCoMo dev conversations it was chosen on and on both
+    scripted personas (docs/decisions/2026-12-07-periods-named-by-an-event.md). A span's
+    start dates a cause: "Why did she leave?" may match her years at a firm as well as
+    what made her leave it, and only the wording could tell."""
     for memory_id, evidence in ranked[:ANCHOR_CANDIDATES]:
         if evidence.date is not None:
             edge = evidence.end if relation == "after" and evidence.end else evidence.date
@@ -55,7 +57,10 @@ def event_anchor(
 def anchored_window(relation: EventRelation, anchor: datetime, days: float) -> TimeWindow:
     """The ``days`` before (a cause, or before) or after the UTC day of ``anchor``, that day
     included; a side that would pass the calendar's first or last day is left open."""
-    moment = anchor.replace(tzinfo=UTC) if anchor.tzinfo is None else anchor.astimezone(UTC)
+    try:
+        moment = anchor.replace(tzinfo=UTC) if anchor.tzinfo is None else anchor.astimezone(UTC)
+    except OverflowError:  # an offset that carries it past the calendar's first day
+        moment = anchor.replace(tzinfo=UTC)
     day = moment.replace(hour=0, minute=0, second=0, microsecond=0)
     span = timedelta(days=days)
     try:

@@ -50,7 +50,9 @@ class RecallToolArgs(BaseModel):
     query: NonBlankText = Field(
         description="The question or topic to search memory for, in natural language, e.g. "
         "'Where does Alice work?'. Names, places and time expressions such as 'last spring' "
-        "or 'in 2023' help."
+        "or 'in 2023' help; so does asking as the user did, 'Why did Alice leave?' or "
+        "'What did Alice do after she moved?', which ranks by the time before or after the "
+        "event."
     )
     budget: Budget | None = Field(
         default=None,
