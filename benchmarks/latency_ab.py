@@ -7,7 +7,7 @@ the same store, so a slow minute slows them all alike; the table gives each one'
 stage p50s, and its p50 as a ratio of the first configuration's.
 
     .venv/bin/python benchmarks/latency_ab.py --dataset DIR [--limit N] [--only WORDS …]
-        [--out FILE]
+        [--placed-by-an-event] [--out FILE]
 
 ``--dataset`` is the LoCoMo folder (``memories.jsonl``, ``queries.jsonl``); without it,
 ``$HINDSIGHT_LOCOMO_DIR``.
@@ -32,6 +32,7 @@ if not __package__:
 
 from tqdm import tqdm
 
+from benchmarks.event_questions import only_placed
 from benchmarks.pair_dates import date_form
 from hindsight_tools import MemoryEngine, Settings
 from hindsight_tools.evaluation import (
@@ -87,6 +88,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=40, help="questions per conversation")
     parser.add_argument("--out", type=Path, help="also write the Markdown table here")
     parser.add_argument(
+        "--placed-by-an-event",
+        action="store_true",
+        help="only the questions recall ranks by a period on one side of an event "
+        "(benchmarks/event_questions.py), before --limit",
+    )
+    parser.add_argument(
         "--only",
         nargs="+",
         metavar="WORDS",
@@ -107,6 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
     dataset = load_dataset(args.dataset)
+    if args.placed_by_an_event:
+        dataset = only_placed(dataset)
     asked = [(b.bank, q) for b in dataset.banks for q in b.questions[: args.limit]]
     base = Settings()
     engines, forms = {}, {}
@@ -148,8 +157,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             + " |"
         )
     command = " ".join([".venv/bin/python benchmarks/latency_ab.py", *(argv or sys.argv[1:])])
+    scope = "placed by an event" if args.placed_by_an_event else "all categories"
     report = (
-        f"`{command}`\n\n{len(asked)} questions (all categories), each asked of every "
+        f"`{command}`\n\n{len(asked)} questions ({scope}), each asked of every "
         "configuration in turn, budget mid, on the banks of an earlier eval run.\n\n"
         + "\n".join(lines)
         + f"\n\nLoad average (1 min) {load_before:.2f} at the start, "

@@ -19,24 +19,25 @@ Read here, from the words alone:
 * **before** an event: "before", "until", "till", "prior to", "leading up to", "in the
   run-up to" followed by a clause;
 
-and "after" or "before" only in a question with a past form in it ("did", "was", a verb in
--ed, …): "What should I check before deploying?", "It crashes after the user clicks
-submit" and "What does John want to do after his career?" are about no event that
-happened.
+and "after" or "before" only in a question with a past form in it ("did", "was", a common
+irregular verb, a verb in -ed after its subject): "What should I check before deploying?",
+"It crashes after the user clicks submit" and "What does John want to do after his
+career?" are about no event that happened.
 
 A clause opens with an article, a possessive, a pronoun, a gerund or a name; "after work",
 "before lunch", "after that" and "after all" open with none of these and stay unread. Not
 read either: "after" or "before" of a place or an order ("What comes after the header?",
-"Who looks after the kids?"), "since" giving a reason ("Since I'm vegan, …", "Since my
-wife is vegan, …": an auxiliary verb follows within a few words), "following" (most often
-"the following …"), a habit ("What do I usually do after I wake up?", as
-:mod:`hindsight_tools.query.habits` reads one), an aside ("before I forget", "before
-answering"), and a question about the time between two events, their order or both sides
-("How many days after …", "Which came first …", "before and after the move"), which needs
-more than one side of one event. A cause wins over a word of relation: "Why did John join
-the army after the hospital visit?" asks what led to the joining, which the visit, before
-it, is part of. Whether a date is named instead is the caller's to check first: a
-calendar period ("after June 5") is read by
+"Who looks after the kids?"), "since" giving a reason (opening a sentence before a
+pronoun, "Since I'm vegan, …", or with an auxiliary verb a few words on, "Since my wife
+is vegan, …"), "following" (most often "the following …"), a habit ("What do I usually
+do after I wake up?", as :mod:`hindsight_tools.query.habits` reads one), an aside
+("before I forget", "before answering"), and a question about the time between two
+events, their order, both sides of one or a count of times ("How many days after …",
+"Which came first …", "before and after the move", "How many times did I …"), which
+needs more than one side of one event. A cause wins over a word of relation: "Why did
+John join the army after the hospital visit?" asks what led to the joining, which the
+visit, before it, is part of. Whether a date is named instead is the caller's to check
+first: a calendar period ("after June 5") is read by
 :func:`hindsight_tools.query.time_window.extract_time_window`.
 """
 
@@ -70,12 +71,17 @@ _INTERVAL = re.compile(
 )
 # A period on one side of an event is asked of an event that happened: "What should I
 # check before deploying?", "It crashes after the user clicks submit" and "What does John
-# want to do after his career?" are about no dated event. A past form anywhere will do
-# ("did", "was", a verb in -ed, a common irregular one).
+# want to do after his career?" are about no dated event. A past form will do: an
+# auxiliary ("did", "was", "had", with or without "not"), a common irregular verb, or a
+# verb in -ed a few words after its subject or "has" ("she moved", "Priya started", "has
+# his fitness improved"); an -ed word alone is as often an adjective ("tired after
+# running", "the updated service").
 _PAST = re.compile(
-    r"\b(?:did|was|were|had|\w{2,}[^e\W]ed|went|left|got|made|came|took|gave|saw|met|felt"
+    r"\b(?:(?:did|was|were|had)(?:n[o'’]?t)?|went|left|got|made|came|took|gave|saw|met|felt"
     r"|began|became|found|quit|ran|won|lost|bought|sold|told|said|thought|brought|wrote"
-    r"|spent|kept|heard|held|paid|sent|built|broke|fell|chose|done|gone|been)\b",
+    r"|spent|kept|heard|held|paid|sent|built|broke|fell|chose|done|gone|been)\b"
+    r"|\b(?:(?:i|he|she|they|we|you|it|(?-i:[A-Z][a-z]+))(?:\s+\w+ly)?"
+    r"|(?:has|have)(?:\s+[\w'’]+){0,3}?)\s+(?!(?:need|feed|seed|speed|breed|bleed)\b)\w{2,}ed\b",
     FLAGS,
 )
 # An aside, not an event: "before I forget", "before you answer", "before answering".
@@ -85,10 +91,11 @@ _ASIDE = (
     r"|answering|replying|responding|doing anything|writing)\b"
 )
 # "after" and "before" of a place or an order, not a time: "What comes after the header?",
-# "the character after the colon", "Who looks after the kids?".
+# "the character after the colon", "Who looks after the kids?". Present forms only: "What
+# came before the breakup?" and "Where did we go after the concert?" ask about a time.
 _PLACE = re.compile(
-    r"\b(?:comes?|came|goes|go|went|put|placed|looks?|looked|looking|character|line|word|column"
-    r"|field|row|step|item)\s*$",
+    r"\b(?:comes?|goes|put|placed|looks?|looked|looking|character|line|word|column|field"
+    r"|row|item)\s*$",
     FLAGS,
 )
 # A clause's first word: an article, possessive, pronoun, gerund or a capitalised name.
@@ -96,7 +103,8 @@ _PLACE = re.compile(
 # a determiner.
 _DETERMINER = (
     r"(?:the|a|an|my|his|her|their|our|your|its|these|those"
-    r"|(?:that|this)(?=\s+(?!(?:and|but|with|for|was|is|the|when|what|why|how)\b)[a-z]{3,}))\b"
+    r"|(?:that|this)(?=\s+(?!(?:and|but|with|for|was|is|the|when|what|why|how)\b|\w+ed\b)"
+    r"[a-z]{3,}))\b"
 )
 _PRONOUN = r"(?:i|he|she|they|we|you|it)\b"
 _GERUND = (
@@ -112,9 +120,12 @@ _TIME_WORDS = (
 _REASON = (
     r"(?:[\w'’-]+\s+){0,3}(?:is|are|was|were|am|has|have|had|does|do|did|can|could|will|would)\b"
 )
+# "Since" opening a sentence before a pronoun gives a reason ("Since I'm vegan, …"); after
+# a word, a time ("What has changed since I started the job?").
 _AFTER = re.compile(
     rf"\bafter\s+(?!{_TIME_WORDS})(?:{_DETERMINER}|{_PRONOUN}|{_GERUND}|{_NAME})"
-    rf"|\bsince\s+(?!{_TIME_WORDS}|{_REASON})(?:{_DETERMINER}|{_GERUND}|{_NAME})",
+    rf"|\bsince\s+(?!{_TIME_WORDS}|{_REASON})(?:{_DETERMINER}|{_GERUND}|{_NAME})"
+    rf"|(?<=\w )since\s+(?!{_REASON}){_PRONOUN}",
     FLAGS,
 )
 _BEFORE = re.compile(

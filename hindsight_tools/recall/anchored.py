@@ -12,8 +12,7 @@ better.
 
 The period runs ``HINDSIGHT_API_EVENT_WINDOW_DAYS`` from the event's day (in UTC), which
 it includes: a memory that tells the event and its cause at once ("Because of the
-burnout, Tomas resigned") is of that day. After an event with a span ("worked at Lumen
-from 2022 to 2024"), the period starts where the span ends.
+burnout, Tomas resigned") is of that day.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from datetime import UTC, datetime, timedelta
 from hindsight_tools.query.events import EventRelation
 from hindsight_tools.query.spans import TICK
 from hindsight_tools.query.window import TimeWindow
-from hindsight_tools.recall.scoring import Evidence
 
 __all__ = ["ANCHOR_CANDIDATES", "anchored_window", "event_anchor"]
 
@@ -34,23 +32,20 @@ __all__ = ["ANCHOR_CANDIDATES", "anchored_window", "event_anchor"]
 ANCHOR_CANDIDATES = 3
 
 
-def event_anchor(
-    ranked: Sequence[tuple[str, Evidence]], relation: EventRelation
-) -> tuple[str, datetime] | None:
-    """The first dated of the first :data:`ANCHOR_CANDIDATES` of ``ranked`` (id and what
-    the boosts know of it), best first, and the moment the asked side starts from: its
-    date, or after an event, the end of its span.
+def event_anchor(ranked: Sequence[tuple[str, datetime | None]]) -> tuple[str, datetime] | None:
+    """The first dated of the first :data:`ANCHOR_CANDIDATES` of ``ranked`` (id, date),
+    best first.
 
     The best match, not the far edge of the best few: taking the earliest of them for
     "after" and the latest for a cause or "before", so that the period never ranks one of
     them down, lost recall on the LoCoMo dev conversations it was chosen on and on both
-    scripted personas (docs/decisions/2026-12-07-periods-named-by-an-event.md). A span's
-    start dates a cause: "Why did she leave?" may match her years at a firm as well as
-    what made her leave it, and only the wording could tell."""
-    for memory_id, evidence in ranked[:ANCHOR_CANDIDATES]:
-        if evidence.date is not None:
-            edge = evidence.end if relation == "after" and evidence.end else evidence.date
-            return memory_id, max(edge, evidence.date)
+    scripted personas (docs/decisions/2026-12-07-periods-named-by-an-event.md). A memory
+    with a span is dated by its start, whichever the side: "What did she do after Lumen?"
+    may match her years at the firm ("worked at Lumen from 2022 to 2024") for her joining
+    as well as for her leaving, and only the wording could tell."""
+    for memory_id, date in ranked[:ANCHOR_CANDIDATES]:
+        if date is not None:
+            return memory_id, date
     return None
 
 
@@ -59,7 +54,7 @@ def anchored_window(relation: EventRelation, anchor: datetime, days: float) -> T
     included; a side that would pass the calendar's first or last day is left open."""
     try:
         moment = anchor.replace(tzinfo=UTC) if anchor.tzinfo is None else anchor.astimezone(UTC)
-    except OverflowError:  # an offset that carries it past the calendar's first day
+    except OverflowError:  # an offset that carries it past the calendar's first or last day
         moment = anchor.replace(tzinfo=UTC)
     day = moment.replace(hour=0, minute=0, second=0, microsecond=0)
     span = timedelta(days=days)

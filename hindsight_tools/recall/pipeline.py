@@ -240,7 +240,7 @@ def recall_program(
     )
     if relation is not None:
         by_match = candidate_order(head, prerank)
-        anchor = event_anchor([(c.id, evidence[c.id]) for c in by_match], relation)
+        anchor = event_anchor([(c.id, evidence[c.id].date) for c in by_match])
         if anchor is not None:
             ranking_window = anchored_window(relation, anchor[1], settings.event_window_days)
             weights = replace(weights, temporal_alpha=settings.event_window_alpha)
