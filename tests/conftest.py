@@ -72,6 +72,17 @@ def engine(settings: Settings) -> Iterator[MemoryEngine]:
         yield engine
 
 
+@pytest.fixture(scope="session")
+def demo_bank(engine: MemoryEngine) -> str:
+    """The bundled demo memories, retained once, for the tests that only recall from them."""
+    from hindsight_tools.cli.demo import demo_items
+
+    bank_id = "demo-read-only"
+    engine.delete_bank(bank_id)
+    engine.retain(bank_id, demo_items())
+    return bank_id
+
+
 @pytest.fixture
 def bank(engine: MemoryEngine) -> Iterator[str]:
     bank_id = f"test-{uuid.uuid4().hex[:12]}"

@@ -12,7 +12,7 @@ from datetime import UTC
 import pytest
 
 from hindsight_tools import MemoryEngine, Settings
-from hindsight_tools.cli.demo import DEMO_NOW, demo_items
+from hindsight_tools.cli.demo import DEMO_NOW
 from hindsight_tools.cli.format import format_result
 from hindsight_tools.models import RecalledMemory
 
@@ -23,12 +23,9 @@ WHY = "Why did Priya leave Lumen Health?"
 MOVED_TO_AMSTERDAM = "2024-02-01"
 
 
-@pytest.fixture(scope="module")
-def demo(engine: MemoryEngine) -> str:
-    bank = "event-periods-demo"
-    engine.delete_bank(bank)
-    engine.retain(bank, demo_items())
-    return bank
+@pytest.fixture
+def demo(demo_bank: str) -> str:
+    return demo_bank
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,13 @@ import pytest
 from hindsight_tools import MemoryEngine
 from hindsight_tools.models import FactType
 from hindsight_tools.recall.arms.filters import NO_SCOPE
-from hindsight_tools.recall.arms.graph import GraphQuery, graph_plan
+from hindsight_tools.recall.arms.graph import (
+    RESTORE_TRIES,
+    GraphQuery,
+    graph_plan,
+    restore_timeout,
+)
+from hindsight_tools.runtime.plan import SET_STATEMENT_TIMEOUT, Cancelled
 
 ALL_TYPES: tuple[FactType, ...] = ("world", "experience", "observation")
 
@@ -170,3 +176,23 @@ def test_graph_top_is_the_same_with_and_without_the_score_cutoff(
     for limit in (5, 12):
         assert ranked(limit, ALL_TYPES) == full[:limit]  # unfiltered: joined past the cut only
         assert ranked(limit, ("world",)) == full[:limit]  # filtered: every candidate joined
+
+
+def test_the_arms_limit_is_lifted_even_when_its_own_statement_passes_it() -> None:
+    # run under a millisecond limit on a stalled host, the statement lifting it is cancelled
+    # too; it is tried again, each try in a savepoint of its own
+    plan = restore_timeout("30000")
+    first = next(plan)
+    assert first.query == SET_STATEMENT_TIMEOUT and first.params == {"ms": "30000"}
+    assert first.cancellable
+    assert plan.send(Cancelled()).params == {"ms": "30000"}
+    with pytest.raises(StopIteration):
+        plan.send([])
+    tries = list(restore_timeout("0"))  # next() sends None: never cancelled, yet bounded
+    assert len(tries) == 1
+    stubborn = restore_timeout("0")
+    sent = [next(stubborn)]
+    with pytest.raises(StopIteration):
+        while True:
+            sent.append(stubborn.send(Cancelled()))
+    assert len(sent) == RESTORE_TRIES

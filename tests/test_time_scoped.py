@@ -17,12 +17,9 @@ SUMMER_2023 = {"demo-12", "demo-13", "demo-14"}  # half marathon, Dolomites, Rus
 AUTUMN_2023, NEW_YEAR_2024 = datetime(2023, 9, 30), datetime(2024, 1, 5)
 
 
-@pytest.fixture(scope="module")
-def demo(engine: MemoryEngine) -> str:
-    bank = "time-scoped-demo"
-    engine.delete_bank(bank)
-    engine.retain(bank, demo_items())
-    return bank
+@pytest.fixture
+def demo(demo_bank: str) -> str:
+    return demo_bank
 
 
 def _in(start: str, end: str) -> set[str]:
