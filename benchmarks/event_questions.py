@@ -63,23 +63,10 @@ def event_score(report: Report, placed: set[str], name: str) -> Score:
     return aggregate(rows, report.ks).overall.model_copy(update={"name": name})
 
 
-def event_rows(scores: Sequence[Score], ks: Sequence[int]) -> list[str]:
-    """A Markdown table, one row per data set or half."""
-    lines = [
-        "| questions of | questions | " + " | ".join(f"R@{k}" for k in ks) + " |",
-        "|---|---:|" + "---:|" * len(ks),
-    ]
-    for score in scores:
-        cells = " | ".join("n/a" if (v := score.recall.get(k)) is None else f"{v:.3f}" for k in ks)
-        lines.append(f"| {score.name} | {score.questions} | {cells} |")
-    return lines
-
-
 def _asked_at(query_time: str | None) -> datetime:
-    if query_time is None:
-        return datetime.now(UTC)
-    moment = datetime.fromisoformat(query_time)
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+    """When a question is asked: its ``query_time`` (the parser takes a naive one as UTC),
+    else now, as recall does."""
+    return datetime.now(UTC) if query_time is None else datetime.fromisoformat(query_time)
 
 
 def only_placed(dataset: Dataset) -> Dataset:
@@ -95,7 +82,7 @@ def only_placed(dataset: Dataset) -> Dataset:
 
 def main(argv: Sequence[str] | None = None) -> int:
     # families imports this module for its table; imported here, it would be a cycle
-    from benchmarks.families import CHOOSE_DEFAULT, KS, PERSONAS, halves_of
+    from benchmarks.families import CHOOSE_DEFAULT, KS, PERSONAS, event_rows, halves_of
     from hindsight_tools import MemoryEngine
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -124,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with MemoryEngine() as engine:
         for name, dataset in parts:
             report = run_eval(engine, dataset, budget=args.budget, fresh=False, ks=KS)
-            scores.append(aggregate(report.questions, KS).overall.model_copy(update={"name": name}))
+            scores.append(report.overall.model_copy(update={"name": name}))
     print(" ".join([".venv/bin/python -m benchmarks.event_questions", *(argv or sys.argv[1:])]))
     print("\n".join(event_rows(scores, KS)))
     return 0

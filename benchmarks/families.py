@@ -64,7 +64,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchmarks.event_questions import event_rows, event_score, placed_by_an_event
+from benchmarks.event_questions import event_score, placed_by_an_event
 from benchmarks.time_questions import SHAPES, TimeQuestion, dated_memories, time_questions
 from hindsight_tools.evaluation import (
     BankData,
@@ -212,6 +212,18 @@ def _recall_rows(report: Report, *, locomo: bool = False) -> list[str]:
     scores = [*report.categories, overall]
     for score in scores:
         lines.append(f"| {score.name} | {score.questions} | {_cells(score, report.ks)} |")
+    return lines
+
+
+def event_rows(scores: Sequence[Score], ks: Sequence[int]) -> list[str]:
+    """The questions placed by an event (:mod:`benchmarks.event_questions`): one row per
+    data set or half."""
+    lines = [
+        "| questions of | questions | " + " | ".join(f"R@{k}" for k in ks) + " |",
+        "|---|---:|" + "---:|" * len(ks),
+    ]
+    for score in scores:
+        lines.append(f"| {score.name} | {score.questions} | {_cells(score, ks)} |")
     return lines
 
 

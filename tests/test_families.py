@@ -9,10 +9,26 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.families import PERSONAS, half_scores, halves_of, window_floor, window_precision
+from benchmarks.event_questions import event_score, placed_by_an_event
+from benchmarks.families import (
+    PERSONAS,
+    event_rows,
+    half_scores,
+    halves_of,
+    window_floor,
+    window_precision,
+)
 from benchmarks.families import main as families_main
 from benchmarks.time_questions import MIN_PERIOD_MEMORIES, Period, time_questions
-from hindsight_tools.evaluation import BankData, QuestionResult, aggregate, load_dataset
+from hindsight_tools.evaluation import (
+    ADVERSARIAL_NAME,
+    BankData,
+    Dataset,
+    Question,
+    QuestionResult,
+    aggregate,
+    load_dataset,
+)
 from hindsight_tools.query.time_window import extract_time_window
 
 
@@ -233,3 +249,41 @@ def test_a_persona_time_question_expects_exactly_its_periods_memories(folder: Pa
 
 def _naive(value: object) -> datetime:
     return datetime.fromisoformat(str(value)).replace(tzinfo=None)
+
+
+def test_the_questions_placed_by_an_event_are_those_recall_reads_so() -> None:
+    def question(qid: str, text: str, category: str = "single-hop") -> Question:
+        return Question(qid, text, 4, category, ("m1",), "2024-06-12T00:00:00")
+
+    bank = BankData(
+        "c1",
+        (),
+        (
+            question("why", "Why did Priya leave Lumen Health?"),
+            question("after", "What did Priya do after she moved to Amsterdam?"),
+            # a period named by its dates ranks instead; a vague one ranks nothing
+            question("dated", "Why did Priya fly to Austin in March 2023?"),
+            question("vague", "What did Priya do after she moved recently?"),
+            # left out of every overall row, so of this one too
+            question("trick", "Why did Priya leave Harbor Labs?", ADVERSARIAL_NAME),
+            question("plain", "Where does Priya work?"),
+        ),
+    )
+    placed = placed_by_an_event([Dataset(banks=(bank,))])
+    assert placed == {"why", "after", "vague"}
+
+    def asked(qid: str, ranked: tuple[str, ...]) -> QuestionResult:
+        return QuestionResult(
+            bank="c1",
+            qid=qid,
+            category=4,
+            category_name="single-hop",
+            evidence=("m1",),
+            ranked=ranked,
+            seconds=0.1,
+        )
+
+    report = aggregate([asked("why", ("m1",)), asked("plain", ("x",)), asked("after", ("x",))])
+    score = event_score(report, placed, "LoCoMo, choose half")
+    assert (score.name, score.questions, score.recall[5]) == ("LoCoMo, choose half", 2, 0.5)
+    assert event_rows([score], (5, 10))[2] == "| LoCoMo, choose half | 2 | 0.500 | 0.500 |"

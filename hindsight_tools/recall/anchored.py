@@ -52,10 +52,7 @@ def event_anchor(ranked: Sequence[tuple[str, datetime | None]]) -> tuple[str, da
 def anchored_window(relation: EventRelation, anchor: datetime, days: float) -> TimeWindow:
     """The ``days`` before (a cause, or before) or after the UTC day of ``anchor``, that day
     included; a side that would pass the calendar's first or last day is left open."""
-    try:
-        moment = anchor.replace(tzinfo=UTC) if anchor.tzinfo is None else anchor.astimezone(UTC)
-    except OverflowError:  # an offset that carries it past the calendar's first or last day
-        moment = anchor.replace(tzinfo=UTC)
+    moment = anchor.replace(tzinfo=UTC) if anchor.tzinfo is None else anchor.astimezone(UTC)
     day = moment.replace(hour=0, minute=0, second=0, microsecond=0)
     span = timedelta(days=days)
     try:
