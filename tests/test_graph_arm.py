@@ -10,13 +10,7 @@ import pytest
 from hindsight_tools import MemoryEngine
 from hindsight_tools.models import FactType
 from hindsight_tools.recall.arms.filters import NO_SCOPE
-from hindsight_tools.recall.arms.graph import (
-    RESTORE_TRIES,
-    GraphQuery,
-    graph_plan,
-    restore_timeout,
-)
-from hindsight_tools.runtime.plan import SET_STATEMENT_TIMEOUT, Cancelled
+from hindsight_tools.recall.arms.graph import GraphQuery, graph_plan
 
 ALL_TYPES: tuple[FactType, ...] = ("world", "experience", "observation")
 
@@ -135,9 +129,12 @@ def test_graph_drops_the_entity_signal_past_its_time_limit(
 ) -> None:
     full = graph(engine, crowded, "What did Orla and Bram discuss about Falcon?")
     assert any(score >= 0.9 for score in full.values())  # three shared entities: tanh(1.5)
+    # 10 ms: the entity query over 300 memories takes several times that, and the trivial
+    # statements around it (savepoints, setting the limit back), run under the same limit,
+    # don't come near it on a loaded host, as they did with 1 ms
     with caplog.at_level(logging.WARNING):
         hurried = graph(
-            engine, crowded, "What did Orla and Bram discuss about Falcon?", timeout_seconds=0.001
+            engine, crowded, "What did Orla and Bram discuss about Falcon?", timeout_seconds=0.01
         )
     assert "entity signal dropped" in caplog.text
     assert max(full.values()) > 1.5  # entity signal (≈0.91) plus a semantic link
@@ -176,23 +173,3 @@ def test_graph_top_is_the_same_with_and_without_the_score_cutoff(
     for limit in (5, 12):
         assert ranked(limit, ALL_TYPES) == full[:limit]  # unfiltered: joined past the cut only
         assert ranked(limit, ("world",)) == full[:limit]  # filtered: every candidate joined
-
-
-def test_the_arms_limit_is_lifted_even_when_its_own_statement_passes_it() -> None:
-    # run under a millisecond limit on a stalled host, the statement lifting it is cancelled
-    # too; it is tried again, each try in a savepoint of its own
-    plan = restore_timeout("30000")
-    first = next(plan)
-    assert first.query == SET_STATEMENT_TIMEOUT and first.params == {"ms": "30000"}
-    assert first.cancellable
-    assert plan.send(Cancelled()).params == {"ms": "30000"}
-    with pytest.raises(StopIteration):
-        plan.send([])
-    tries = list(restore_timeout("0"))  # next() sends None: never cancelled, yet bounded
-    assert len(tries) == 1
-    stubborn = restore_timeout("0")
-    sent = [next(stubborn)]
-    with pytest.raises(StopIteration):
-        while True:
-            sent.append(stubborn.send(Cancelled()))
-    assert len(sent) == RESTORE_TRIES

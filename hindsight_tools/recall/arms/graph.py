@@ -172,7 +172,7 @@ def graph_plan(query: GraphQuery) -> Plan[list[tuple[str, float]]]:
     ((enclosing,),) = yield Statement("SELECT current_setting('statement_timeout')")
     yield Statement(SET_STATEMENT_TIMEOUT, {"ms": str(timeout_ms)}, "none")
     rows = yield Statement(_query(True, scope), params, cancellable=True)
-    yield from restore_timeout(enclosing)
+    yield Statement(SET_STATEMENT_TIMEOUT, {"ms": enclosing}, "none")
     if isinstance(rows, Cancelled):
         _logger.warning(
             "graph arm passed its %.3f s limit in bank %r; entity signal dropped",
@@ -181,17 +181,3 @@ def graph_plan(query: GraphQuery) -> Plan[list[tuple[str, float]]]:
         )
         rows = yield Statement(_query(False, scope), params)
     return [(str(r[0]), float(r[1])) for r in rows]
-
-
-# The statement that lifts the arm's own limit runs under that limit: a millisecond one, on
-# a host that stalls the server for longer, cancels it too. Each try has its own savepoint.
-RESTORE_TRIES = 5
-
-
-def restore_timeout(enclosing: str) -> Plan[None]:
-    """Set the transaction's statement limit back to ``enclosing``, trying again when the
-    short limit cancels the setting itself, at most :data:`RESTORE_TRIES` times."""
-    for _ in range(RESTORE_TRIES):
-        done = yield Statement(SET_STATEMENT_TIMEOUT, {"ms": enclosing}, "none", cancellable=True)
-        if not isinstance(done, Cancelled):
-            return
