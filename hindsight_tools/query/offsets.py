@@ -16,7 +16,8 @@ and the two then agree. Read as "before X" alone, it would be everything up to X
   June 5" is June 7, "two weeks after" a Wednesday the Monday-Sunday week two weeks on);
   "up to / within N Us after X" all N units.
 * "before" the same, back from the unit X starts in; "following" is "after", "prior to"
-  "before".
+  "before". "The last U before X" and "last U before X" are "the U before X" ("last weekend
+  before April 10, 2023" is April 8-9, not the weekend before now).
 * "the weekend after X" is the first Saturday and Sunday after X ends, "two weekends after
   X" the second, "the two weekends after X" both; "before", back from X's start.
 * A holiday of several days is counted from its own day: "the day after Christmas" is
@@ -54,7 +55,8 @@ __all__ = ["OFFSET", "counted", "ends_a_count_range"]
 OFFSET = re.compile(
     r"(?:\b(?:over|on|at|during|through|in) )?"
     r"(?!the day after tomorrow\b|the day before yesterday\b)"
-    rf"\b(?:(?P<the>the )(?P<many>{COUNT} )?|(?P<upto>up to |within )?(?P<count>{COUNT}) )"
+    rf"\b(?:(?P<the>the (?:last )?|last )(?P<many>{COUNT} )?"
+    rf"|(?P<upto>up to |within )?(?P<count>{COUNT}) )"
     r"(?P<unit>day|week|weekend|month|year)(?P<plural>s)? "
     r"(?P<dir>after|following|before|prior to) ",
     FLAGS,

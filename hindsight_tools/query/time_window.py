@@ -76,7 +76,12 @@ Conventions
   "after X": right after X's end, open end; "before X": open start, right before X's start;
   "until X": open start, X's end.
 * When a query names several times the leftmost expression wins (the longest if two start
-  at the same place, then the rule table's order).
+  at the same place, then the rule table's order); a vague one ("recently") only when
+  nothing else is named: "What did Joanna recently watch on February 7, 2022?" is that day.
+* "as mentioned/said/told/noted … on X" says when something was told: the question's
+  other time words are read from X's start, and the window runs from their period to X's
+  end ("last week, as mentioned on November 6, 2023" is October 30 - November 6); X alone
+  when it names nothing else (:mod:`hindsight_tools.query.told`).
 * Month and day names that are also names or words count only in a date context: "May"
   and "June" alone (people), "the march", "I may go", "on Fridays" are no time; "in May",
   "May 2023", "May 7", "last May", "since May", "on Friday" are.
@@ -113,6 +118,7 @@ from hindsight_tools.query.time_rules import (
     YEAR,
     Rule,
 )
+from hindsight_tools.query.told import told_on
 from hindsight_tools.query.window import TimeWindow
 
 __all__ = ["MAX_QUERY_CHARS", "TimeWindow", "extract_time_window"]
@@ -134,15 +140,32 @@ def extract_time_window(text: str, now: datetime) -> TimeWindow | None:
         return None
     now = now.replace(tzinfo=UTC) if now.tzinfo is None else now.astimezone(UTC)
     query = rewrite(text[:MAX_QUERY_CHARS], now)
-    best: tuple[int, int, int, TimeWindow] | None = None
+    told = told_on(query, now)
+    if told is None:
+        return _first(query, now)
+    at, stop, day = told
+    # the rewrites' own relative names ("March of last year") stay read from now
+    named = _first(query[:at] + " " * (stop - at) + query[stop:], day.start)
+    if named is None:
+        return TimeWindow(day.start, day.end)
+    return TimeWindow(
+        None if named.start is None else min(named.start, day.start),
+        None if named.end is None else max(named.end, day.end),
+    )
+
+
+def _first(query: str, now: datetime) -> TimeWindow | None:
+    """The window of the query's first expression: a vague one only when nothing else is
+    named ("recently in May 2022" is May 2022)."""
+    best: tuple[bool, int, int, int, TimeWindow] | None = None
     for rank, finder in enumerate(_FINDERS):
         found = _not_a_habit(finder, query, now)
         if found is not None:
             position, length, window = found
-            key = (position, -length, rank, window)
-            if best is None or key[:3] < best[:3]:
+            key = (window.vague, position, -length, rank, window)
+            if best is None or key[:4] < best[:4]:
                 best = key
-    return None if best is None else best[3]
+    return None if best is None else best[4]
 
 
 def _not_a_habit(finder: Finder, query: str, now: datetime) -> Found | None:
