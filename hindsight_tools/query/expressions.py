@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from hindsight_tools.query.offsets import OFFSET, counted, ends_a_count_range
-from hindsight_tools.query.spans import FLAGS, TICK, Span, split_part
-from hindsight_tools.query.time_rules import RULES, Handler
+from hindsight_tools.query.spans import FLAGS, TICK, Span, shift, split_part, unit_span, upto
+from hindsight_tools.query.time_rules import COUNT, RULES, Handler, count_range
 from hindsight_tools.query.window import TimeWindow
 
 __all__ = [
@@ -94,9 +94,13 @@ PART = re.compile(
     r"\b(?P<part>early|mid|late|(?:at )?(?:the )?(?:beginning|start|middle|end) of"
     r"|(?:the )?(?:first|second) half of"
     r"|(?:(?:in|during) )?(?:the )?(?:first|second|third|fourth|last) week of"
-    r"|(?:(?:in|during|on|over) )?the (?:week|weekend) of)(?: |-)",
+    r"|(?:(?:in|during|on|over) )?the (?:week|weekend) of"
+    rf"|(?:(?:in|during|on|over) )?(?:the )?(?P<edge>first|last) (?P<count>{COUNT}) "
+    r"(?P<unit>days|weeks|months) of)(?: |-)",
     FLAGS,
 )
+# "the beginning of the month": the unit holding now, as "this month" is
+_THIS_UNIT = re.compile(r"the (?P<unit>week|month|year)\b(?! of\b)(?!,? (?:'|\d))", FLAGS)
 # The first name found in the words wins: "the first week of" before "the week of".
 _PART_NAMES = (
     ("first week", "first week"),
@@ -124,14 +128,41 @@ def part_at(
     text: str, pos: int, now: datetime, endpos: int | None, nested: int = 0
 ) -> tuple[Span, int] | None:
     m = PART.match(text, pos)
-    inner = parse_at(text, m.end(), now, endpos, parts=False, nested=nested) if m else None
-    if m is None or inner is None:
+    if m is None:
+        return None
+    inner = parse_at(text, m.end(), now, endpos, parts=False, nested=nested)
+    unit = _THIS_UNIT.match(text, m.end()) if inner is None else None
+    if unit is not None and (endpos is None or unit.end() == endpos):
+        inner = (unit_span(unit["unit"].lower(), now), unit.end())
+    if inner is None:
         return None
     try:
-        span = split_part(inner[0], _part_name(m["part"]))
+        if m["unit"]:
+            span = _edge_units(inner[0], m["edge"].lower(), m["count"], m["unit"].lower())
+        else:
+            span = split_part(inner[0], _part_name(m["part"]))
     except (ValueError, OverflowError):  # "the weekend of" the last days of year 9999
         return None
     return None if span is None else (span, inner[1])
+
+
+def _edge_units(x: Span, edge: str, words: str, unit: str) -> Span | None:
+    """The first or last ``words`` days, weeks (seven days each) or months of ``x``, counted
+    from its start or end; None when the count is fuzzy or the units don't fit in ``x``."""
+    low, high = count_range(words)
+    if low != high or low < 1:
+        return None
+    start, stop = x.start, x.end + TICK
+    if unit == "months":
+        first = start if edge == "first" else shift(stop, "month", -low)
+        last = shift(start, "month", low) if edge == "first" else stop
+        if first < start or last > stop:
+            return None
+        return upto(first, last)
+    length = timedelta(days=low * (7 if unit == "weeks" else 1))
+    if length > stop - start:
+        return None
+    return upto(start, start + length) if edge == "first" else upto(stop - length, stop)
 
 
 def open_window(word: str, start: datetime, end: datetime) -> TimeWindow | None:

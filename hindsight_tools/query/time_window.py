@@ -54,7 +54,10 @@ Conventions
   the same thirds, "the first/second half of X" its halves. "The first/second/third/
   fourth week of" a month, season, quarter or year are its days 1-7 / 8-14 / 15-21 /
   22-28, "the last week of" it its last seven days; "the week of" a day is that day's
-  Monday-Sunday week. A fortnight is two weeks ("the last fortnight", "a fortnight ago").
+  Monday-Sunday week. "The first/last N days, weeks or months of" a period are counted
+  from its start or end, weeks as seven days ("the first two weeks of March" is March
+  1-14, "the first few days of June" June 1-3), when they fit in it. "The month", "the
+  year", "the week" after a part ("the beginning of the month") are the ones holding now. A fortnight is two weeks ("the last fortnight", "a fortnight ago").
 * "2023-06" (ISO 8601's year-month), "2023/06" and "06/2023" are that month; "H1 2023",
   "2023 H2" a half year, "H1 and H2 2023" both (a half without its year is no time: "an
   H1 visa", "after H1, use H2").
