@@ -1,6 +1,6 @@
 """The first or last days, weeks or months of a period ("the first two weeks of March",
-"the last three days of May") and a part of the unit holding now ("the beginning of the
-month"): pure, no database.
+"the last three days of May"), a part of the unit holding now ("the beginning of the
+month") and a bare day joined to a date ("May 3rd and 4th"): pure, no database.
 
 The same fixed ``NOW`` and conventions as ``test_temporal.py``: Wednesday 2024-06-12,
 15:30 UTC; ends inclusive (``E``).
@@ -28,6 +28,14 @@ PARTS = [
     ("What happened at the beginning of the month?", "2024-06-01", "2024-06-10" + E),
     ("at the start of the year", "2024-01-01", "2024-04-30" + E),
     ("the end of the month", "2024-06-21", "2024-06-30" + E),
+    # a bare day joined to a date is of its month
+    ("What did I do on May 3rd and 4th?", "2024-05-03", "2024-05-04" + E),
+    ("What did we do on the 3rd and 4th of May?", "2024-05-03", "2024-05-04" + E),
+    ("June 5 or 6?", "2024-06-05", "2024-06-06" + E),
+    # not a count or a clock time after it, not a day after the date's
+    ("I met her on May 3 and 4 days later", "2024-05-03", "2024-05-03" + E),
+    ("on May 3 and 5 pm", "2024-05-03", "2024-05-03" + E),
+    ("the 5th and 4th of May", "2024-05-04", "2024-05-04" + E),
     # a year after "the year" is that year's
     ("at the end of the year 2023?", "2023-01-01", "2023-12-31" + E),
     ("the beginning of the year '22", "2022-01-01", "2022-12-31" + E),

@@ -57,7 +57,8 @@ Conventions
   Monday-Sunday week. "The first/last N days, weeks or months of" a period are counted
   from its start or end, weeks as seven days ("the first two weeks of March" is March
   1-14, "the first few days of June" June 1-3), when they fit in it. "The month", "the
-  year", "the week" after a part ("the beginning of the month") are the ones holding now. A fortnight is two weeks ("the last fortnight", "a fortnight ago").
+  year", "the week" after a part ("the beginning of the month") are the ones holding
+  now. A fortnight is two weeks ("the last fortnight", "a fortnight ago").
 * "2023-06" (ISO 8601's year-month), "2023/06" and "06/2023" are that month; "H1 2023",
   "2023 H2" a half year, "H1 and H2 2023" both (a half without its year is no time: "an
   H1 visa", "after H1, use H2").
@@ -72,12 +73,13 @@ Conventions
   fall asleep" is June, "on Tuesday and Thursday mornings" a habit read as Tuesday, and
   "May and June" alone are people. A bare day
   before a date is of that date's month, and must not come after it ("1-15 May 2023");
-  "May 1-15, 2023" is those days too; a bare day after a date ("between June 3 and 5",
-  "March 3 and 5, 2023") is of its month and not before it, when the question goes on
-  after it ("and 5 pm", "and 5 friends", "until 11 at night" are no day). "The weekend
-  of" a day is that week's Saturday and Sunday. "since X": X's start, open end;
-  "after X": right after X's end, open end; "before X": open start, right before X's start;
-  "until X": open start, X's end.
+  "May 1-15, 2023" is those days too, and so are "the 3rd and 4th of May"; a bare day
+  after a date ("between June 3 and 5", "March 3 and 5, 2023", "on May 3rd and 4th") is of
+  its month and not before it, when the question goes on after it ("and 5 pm", "and 5
+  friends", "until 11 at night" are no day). "The weekend of" a day is that week's
+  Saturday and Sunday. "since X": X's start, open end; "after X": right after X's end,
+  open end; "before X": open start, right before X's start; "until X": open start, X's
+  end.
 * When a query names several times the leftmost expression wins (the longest if two start
   at the same place, then the rule table's order); a vague one ("recently") only when
   nothing else is named: "What did Joanna recently watch on February 7, 2022?" is that day.
@@ -333,8 +335,9 @@ def _range_window(
 # "June-July 2023", "spring and summer 2023", "January or February 2024", "1-15 May 2023":
 # two expressions joined, read as from the first to the second, the first placed before
 # the second ends when it has no year (as after "between"). Only a second that names its
-# year joins: after "and", "fall", "may" and "date" are as often words, "May and June"
-# people, and a second without a year would be read against now, not after the first.
+# year joins, or a bare day of its month before or after a date ("the 3rd and 4th of May",
+# "May 3rd and 4th"): after "and", "fall", "may" and "date" are as often words, "May and
+# June" people, and a second without a year would be read against now, not after the first.
 _JOIN = re.compile(r" ?[-/&] ?| (?:and|or|to|through|thru|till|until) ", FLAGS)
 _MAX_JOINED = 30  # characters of the first expression to look back through
 
@@ -342,11 +345,18 @@ _MAX_JOINED = 30  # characters of the first expression to look back through
 def _joined(text: str, now: datetime) -> Found | None:
     for sep in itertools.islice(_JOIN.finditer(text), MAX_TRIES_PER_RULE):
         y = parse_at(text, sep.end(), now)
-        if y is None or not _HAS_YEAR.search(text, sep.end(), y[1]):
-            continue
+        if y is None and (
+            _EITHER_ORDER.fullmatch(sep.group()) is None
+            or _BARE_DAY_AFTER.match(text, sep.end()) is None
+        ):
+            continue  # "on May 3rd and 4th": a bare day after a date is read by its month
+        # a second without its year joins only a bare day: "the 3rd and 4th of May"
+        bare_first = y is not None and not _HAS_YEAR.search(text, sep.end(), y[1])
         lookback = max(0, sep.start() - _MAX_JOINED)
         starts = [p for p in range(lookback, sep.start()) if p == 0 or text[p - 1] == " "]
         for x_at in starts:  # the longest first expression first
+            if bare_first and not _BARE_DAY.fullmatch(text, x_at, sep.start()):
+                continue
             found = _range_window(text, x_at, sep, now, y)
             if found is not None:
                 return x_at, found[1] - x_at, found[0]
