@@ -24,6 +24,7 @@ SHAPES = (
     "relative",
     "month of last year",
     "week before",
+    "told on a day",
 )
 # Two months joined without "between", each way a question may join them
 JOINERS = ("{a} and {b}", "{a}-{b}", "{a} or {b}")
@@ -101,7 +102,9 @@ def time_questions(bank: BankData, asked_at: datetime) -> list[TimeQuestion]:
     ``asked_at`` (the conversation's own question time); "last month" on the 15th of the
     month after the period, "in March of last year" on the 15th of the same month a year
     on. "The week before" a day is the Monday-Sunday week before that day's, asked of the
-    Thursday after the week with the memories."""
+    Thursday after the week with the memories; "last week, as mentioned on" that Thursday
+    is that week and the days up to the Thursday, asked at ``asked_at``, long after, so
+    only the day it was told says which week it is."""
     dated = dated_memories(bank)
     speakers = _askers({s for _, _, s in dated if s is not None})
     months = sorted({(d.year, d.month) for _, d, _ in dated})
@@ -156,6 +159,14 @@ def time_questions(bank: BankData, asked_at: datetime) -> list[TimeQuestion]:
             Period(monday, monday + timedelta(days=7)),
             asked_at,
         )
+        if n % 2 == 0:  # every other week, so it weighs no more than the other shapes
+            add(
+                "told on a day",
+                f"What did {speakers[n % len(speakers)]} talk about last week, as mentioned "
+                f"on {_name(thursday.month)} {thursday.day}, {thursday.year}?",
+                Period(monday, thursday + timedelta(days=1)),
+                asked_at,
+            )
     for year, season in sorted({(_season_year(y, m), _season_of(m)) for y, m in months}):
         add(
             "season",

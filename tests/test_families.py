@@ -130,6 +130,14 @@ def test_generated_questions_expect_exactly_their_periods_memories() -> None:
     week = by_text["What did Ben do the week before June 8, 2023?"]
     assert week.period == Period(date(2023, 5, 29), date(2023, 6, 5))
     assert week.in_window == june.in_window
+    # told on the Thursday after that week: the week and the days up to that Thursday
+    told = [q for q in questions if q.shape == "told on a day"]
+    assert told and all(q.query_time == asked_at for q in told)
+    # May 20, 2023 is a Saturday: Monday May 15, told on Thursday May 25
+    (may_told,) = [q for q in told if "May 25, 2023" in q.question]
+    assert may_told.question == "What did Ana talk about last week, as mentioned on May 25, 2023?"
+    assert may_told.period == Period(date(2023, 5, 15), date(2023, 5, 26))
+    assert may_told.in_window == {f"2023-05-20:{n}" for n in range(MIN_PERIOD_MEMORIES)}
 
     relative = [q for q in questions if q.shape == "relative"]
     assert {q.query_time for q in relative} >= {datetime(2023, 7, 15, 12, tzinfo=UTC)}
@@ -169,6 +177,7 @@ def test_a_period_holding_the_whole_bank_is_not_asked_about() -> None:
         "relative",
         "month of last year",
         "week before",
+        "told on a day",
     }
 
 
@@ -220,9 +229,10 @@ def test_time_scoped_questions_are_asked_of_a_chat_data_set(
         asked = json.loads(dump.read_text())[f"beam-time-{half}"]["questions"]
         assert {q["bank"] for q in asked} == {bank}
         # a month, a relative question and the week before for each session's month, the
-        # second and third months joined, the second asked a year on; the season and the
-        # month range hold the whole chat and are not asked
-        assert len(asked) == 11
+        # second and third months joined, the second asked a year on, the first and third
+        # weeks as told on a day; the season and the month range hold the whole chat and
+        # are not asked
+        assert len(asked) == 13
     rows = [line for line in report.splitlines() if line.startswith("| all |")]
     assert len(rows) == 2
     for row in rows:
