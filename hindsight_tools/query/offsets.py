@@ -16,8 +16,10 @@ and the two then agree. Read as "before X" alone, it would be everything up to X
   June 5" is June 7, "two weeks after" a Wednesday the Monday-Sunday week two weeks on);
   "up to / within N Us after X" all N units.
 * "before" the same, back from the unit X starts in; "following" is "after", "prior to"
-  "before". "The last U before X" and "last U before X" are "the U before X" ("last weekend
-  before April 10, 2023" is April 8-9, not the weekend before now).
+  "before". "The last U before X" is "the U before X", and so is "last U before X" when X
+  names its year ("last weekend before April 10, 2023" is April 8-9, not the weekend
+  before now); "last week before Friday", "last year after Easter" are the asker's last
+  week and last year.
 * "the weekend after X" is the first Saturday and Sunday after X ends, "two weekends after
   X" the second, "the two weekends after X" both; "before", back from X's start.
 * A holiday of several days is counted from its own day: "the day after Christmas" is
@@ -80,6 +82,7 @@ def ends_a_count_range(before: str) -> bool:
     return m is not None and not m["month"]
 
 
+_YEAR = re.compile(r"\d{4}")
 # A holiday's name followed by one of these is a part of it, counted from as read
 # ("Thanksgiving weekend"); by a weekday, that day of it ("Easter Monday")
 _PART_OF_HOLIDAY = re.compile(
@@ -96,6 +99,8 @@ def counted(m: re.Match[str], x: Span, x_text: str, after_x: str = "") -> Span |
     if low != high or (m["plural"] and not words):
         return None
     after = m["dir"].lower() in ("after", "following")
+    if m["the"] and m["the"].lower() == "last " and (after or not _YEAR.search(x_text)):
+        return None  # "last year after Easter", "last week before Friday": the asker's unit
     holiday = own_day(x_text, x)
     part = _PART_OF_HOLIDAY.match(after_x) if holiday else None
     if holiday and part is None:

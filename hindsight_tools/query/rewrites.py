@@ -29,13 +29,23 @@ from hindsight_tools.query.time_rules import (
     count_range,
 )
 
-__all__ = ["pin_relative_names", "rewrite"]
+__all__ = ["pin_relative_names", "pin_relative_times", "rewrite", "spell_out"]
 
 
 def rewrite(text: str, now: datetime) -> str:
     """``text`` normalised, with two-digit years, fortnights, names in relative units and
     "this time last year" spelled out."""
-    text = _FORTNIGHT.sub("two weeks", _full_years(_normalise(text), now))
+    return pin_relative_times(spell_out(text, now), now)
+
+
+def spell_out(text: str, now: datetime) -> str:
+    """``text`` normalised, with two-digit years and fortnights spelled out: what reads the
+    same from any day but the centuries ``now`` places a two-digit year in."""
+    return _FORTNIGHT.sub("two weeks", _full_years(_normalise(text), now))
+
+
+def pin_relative_times(text: str, now: datetime) -> str:
+    """Names in relative units and "this time last year" pinned against ``now``."""
     return _this_time(pin_relative_names(text, now), now)
 
 

@@ -83,10 +83,11 @@ Conventions
 * When a query names several times the leftmost expression wins (the longest if two start
   at the same place, then the rule table's order); a vague one ("recently") only when
   nothing else is named: "What did Joanna recently watch on February 7, 2022?" is that day.
-* "as mentioned/said/told/noted … on X" says when something was told: the question's
-  other time words are read from X's start, and the window runs from their period to X's
-  end ("last week, as mentioned on November 6, 2023" is October 30 - November 6); X alone
-  when it names nothing else (:mod:`hindsight_tools.query.told`).
+* "as mentioned/said/told/noted … on X", X with its year, says when something was told:
+  the question's other time words are read from X's start, and the window spans their
+  period and X ("last week, as mentioned on November 6, 2023" is October 30 - November
+  6); X alone when it names nothing else or only a vague word
+  (:mod:`hindsight_tools.query.told`).
 * Month and day names that are also names or words count only in a date context: "May"
   and "June" alone (people), "the march", "I may go", "on Fridays" are no time; "in May",
   "May 2023", "May 7", "last May", "since May", "on Friday" are.
@@ -112,7 +113,7 @@ from hindsight_tools.query.expressions import (
 )
 from hindsight_tools.query.habits import names_a_habit
 from hindsight_tools.query.offsets import OFFSET
-from hindsight_tools.query.rewrites import rewrite
+from hindsight_tools.query.rewrites import pin_relative_times, spell_out
 from hindsight_tools.query.spans import FLAGS, TICK, Span, day_span
 from hindsight_tools.query.time_rules import (
     MONTH_FULL,
@@ -144,14 +145,14 @@ def extract_time_window(text: str, now: datetime) -> TimeWindow | None:
     if not isinstance(text, str) or not isinstance(now, datetime):
         return None
     now = now.replace(tzinfo=UTC) if now.tzinfo is None else now.astimezone(UTC)
-    query = rewrite(text[:MAX_QUERY_CHARS], now)
-    told = told_on(query, now)
+    spelled = spell_out(text[:MAX_QUERY_CHARS], now)
+    told = told_on(spelled, now)
     if told is None:
-        return _first(query, now)
+        return _first(pin_relative_times(spelled, now), now)
     at, stop, day = told
-    # the rewrites' own relative names ("March of last year") stay read from now
-    named = _first(query[:at] + " " * (stop - at) + query[stop:], day.start)
-    if named is None:
+    rest = pin_relative_times(spelled[:at] + " " * (stop - at) + spelled[stop:], day.start)
+    named = _first(rest, day.start)
+    if named is None or named.vague:  # "recently", as told that day, is that day
         return TimeWindow(day.start, day.end)
     return TimeWindow(
         None if named.start is None else min(named.start, day.start),
