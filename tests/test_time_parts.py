@@ -8,8 +8,11 @@ The same fixed ``NOW`` and conventions as ``test_temporal.py``: Wednesday 2024-0
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
+from hindsight_tools.query.time_window import extract_time_window
 from tests.test_temporal import E, assert_exact_window, window
 
 PARTS = [
@@ -36,9 +39,22 @@ PARTS = [
     ("I met her on May 3 and 4 days later", "2024-05-03", "2024-05-03" + E),
     ("on May 3 and 5 pm", "2024-05-03", "2024-05-03" + E),
     ("the 5th and 4th of May", "2024-05-04", "2024-05-04" + E),
-    # a year after "the year" is that year's
-    ("at the end of the year 2023?", "2023-01-01", "2023-12-31" + E),
-    ("the beginning of the year '22", "2022-01-01", "2022-12-31" + E),
+    # "the year" with its year is that year
+    ("at the end of the year 2023?", "2023-09-01", "2023-12-31" + E),
+    ("the beginning of the year '22", "2022-01-01", "2022-04-30" + E),
+    ("the first three days of the year 2023", "2023-01-01", "2023-01-03" + E),
+    # words after "the month" that name the period win over now's month
+    ("What bills did I pay at the end of the month in March 2023?", "2023-03-01", "2023-03-31" + E),
+    ("At the end of the month, in May 2023, I moved", "2023-05-01", "2023-05-31" + E),
+    ("at the end of the month last year", "2023-01-01", "2023-12-31" + E),
+    # a part with "in" before it still joins a second with its year
+    (
+        "What did I do in the first two weeks of March and April 2023?",
+        "2023-03-01",
+        "2023-04-30" + E,
+    ),
+    # a count joined to a day word is no day
+    ("What were my top 3 and yesterday's tasks?", "2024-06-11", "2024-06-11" + E),
 ]
 
 
@@ -61,3 +77,23 @@ def test_no_edge_units_without_one_span_that_holds_them(text: str) -> None:
 
 def test_months_of_a_day_leave_the_day() -> None:
     assert_exact_window("the last two months of June 5", "2024-06-05", "2024-06-05" + E)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the end of the month",
+        "the first week of the year",
+        "since the start of the year",
+        "the first 3 days of the week",
+    ],
+)
+def test_the_unit_holding_now_past_the_calendar_is_no_time(text: str) -> None:
+    # the unit holding the last moment datetime holds has no next one to end before
+    last = datetime(9999, 12, 31, 23, 59, tzinfo=UTC)
+    assert extract_time_window(text, last) is None
+
+
+def test_no_day_joins_a_count() -> None:
+    assert window("Did I run 5 or Monday?") is None
+    assert window("the end of the month after the wedding") is None

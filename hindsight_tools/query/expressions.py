@@ -99,8 +99,15 @@ PART = re.compile(
     r"(?P<unit>days|weeks|months) of)(?: |-)",
     FLAGS,
 )
-# "the beginning of the month": the unit holding now, as "this month" is
-_THIS_UNIT = re.compile(r"the (?P<unit>week|month|year)\b(?! of\b)(?!,? (?:'|\d))", FLAGS)
+# "the beginning of the month": the unit holding now, as "this month" is, unless the words
+# after it name the period ("the end of the month in March 2023", "… after the wedding")
+_THIS_UNIT = re.compile(
+    r"the (?P<unit>week|month|year)\b"
+    r"(?!,? (?:of|in|during|after|before|following|prior|last|this|next)\b|,? (?:'|\d))",
+    FLAGS,
+)
+# "the end of the year 2023": that year
+_THE_YEAR = re.compile(r"the year (?=\d{4}\b|'\d\d\b)", FLAGS)
 # The first name found in the words wins: "the first week of" before "the week of".
 _PART_NAMES = (
     ("first week", "first week"),
@@ -131,12 +138,15 @@ def part_at(
     if m is None:
         return None
     inner = parse_at(text, m.end(), now, endpos, parts=False, nested=nested)
+    year = _THE_YEAR.match(text, m.end()) if inner is None else None
+    if year is not None:
+        inner = parse_at(text, year.end(), now, endpos, parts=False, nested=nested)
     unit = _THIS_UNIT.match(text, m.end()) if inner is None else None
-    if unit is not None and (endpos is None or unit.end() == endpos):
-        inner = (unit_span(unit["unit"].lower(), now), unit.end())
-    if inner is None:
-        return None
     try:
+        if unit is not None and (endpos is None or unit.end() == endpos):
+            inner = (unit_span(unit["unit"].lower(), now), unit.end())
+        if inner is None:
+            return None
         if m["unit"]:
             span = _edge_units(inner[0], m["edge"].lower(), m["count"], m["unit"].lower())
         else:

@@ -56,9 +56,11 @@ Conventions
   22-28, "the last week of" it its last seven days; "the week of" a day is that day's
   Monday-Sunday week. "The first/last N days, weeks or months of" a period are counted
   from its start or end, weeks as seven days ("the first two weeks of March" is March
-  1-14, "the first few days of June" June 1-3), when they fit in it. "The month", "the
-  year", "the week" after a part ("the beginning of the month") are the ones holding
-  now. A fortnight is two weeks ("the last fortnight", "a fortnight ago").
+  1-14, "the first few days of June" June 1-3), when they fit in it. "The month" and "the
+  year" after a part ("the beginning of the month", "the first 3 days of the month"), and
+  "the week" after a count of its days, are the ones holding now, even when they are not
+  over; "the end of the year 2023" is that year's. A fortnight is two weeks ("the last
+  fortnight", "a fortnight ago").
 * "2023-06" (ISO 8601's year-month), "2023/06" and "06/2023" are that month; "H1 2023",
   "2023 H2" a half year, "H1 and H2 2023" both (a half without its year is no time: "an
   H1 visa", "after H1, use H2").
@@ -340,7 +342,7 @@ def _range_window(
 # "May 3rd and 4th"): after "and", "fall", "may" and "date" are as often words, "May and
 # June" people, and a second without a year would be read against now, not after the first.
 _JOIN = re.compile(r" ?[-/&] ?| (?:and|or|to|through|thru|till|until) ", FLAGS)
-_MAX_JOINED = 30  # characters of the first expression to look back through
+_MAX_JOINED = 45  # characters of the first expression to look back through
 
 
 def _joined(text: str, now: datetime) -> Found | None:
@@ -351,8 +353,11 @@ def _joined(text: str, now: datetime) -> Found | None:
             or _BARE_DAY_AFTER.match(text, sep.end()) is None
         ):
             continue  # "on May 3rd and 4th": a bare day after a date is read by its month
-        # a second without its year joins only a bare day: "the 3rd and 4th of May"
+        # a second without its year joins only as a day to a bare day: "the 3rd and 4th of
+        # May", not "my top 3 and yesterday's"
         bare_first = y is not None and not _HAS_YEAR.search(text, sep.end(), y[1])
+        if bare_first and not _BARE_DAY.match(text, sep.end()):
+            continue
         lookback = max(0, sep.start() - _MAX_JOINED)
         starts = [p for p in range(lookback, sep.start()) if p == 0 or text[p - 1] == " "]
         for x_at in starts:  # the longest first expression first
