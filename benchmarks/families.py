@@ -13,13 +13,15 @@ One run reports, each on its own table:
   on (``--choose``, by default the first three of the file) and for the rest, which confirm
   them. A default that only helps the first half is not kept.
 * **Time-scoped questions generated from the same conversations' session dates**
-  (:mod:`benchmarks.time_questions`), of seven shapes: a month ("What did Caroline talk
+  (:mod:`benchmarks.time_questions`), of eight shapes: a month ("What did Caroline talk
   about in July 2023?"), a season ("What happened in the summer of 2023?"), a month range
   ("… between March and May 2023?"), two months joined ("… in June and July 2023?",
   "June-July 2023", "June or July 2023"), a relative period ("What did Jon do last month?",
   asked on the 15th of the following month), a month of last year ("… in March of last
-  year?", asked a year on) and the week before a day ("What did Jon do the week before
-  August 3, 2023?", the Monday-Sunday week before that day's). LoCoMo's
+  year?", asked a year on), the week before a day ("What did Jon do the week before
+  August 3, 2023?", the Monday-Sunday week before that day's) and a week told on a day
+  ("What did Jon talk about last week, as mentioned on August 3, 2023?", asked long after:
+  that week and the days up to August 3). LoCoMo's
   own "temporal" category asks *when* something happened, never *what happened in* a
   period, so these are the only real-data questions of that shape. Scored by **window
   precision@k**, the share of the top k dated inside the asked period, next to its
