@@ -34,6 +34,7 @@ from hindsight_tools.query.spans import (
     week_span,
     year_span,
 )
+from hindsight_tools.query.weekly import weekdays_ago, weekends_back
 
 # --- vocabulary ------------------------------------------------------------------------
 
@@ -158,6 +159,18 @@ def _ago(m: re.Match[str], now: datetime) -> Span:
         unit_span(unit, shift(now, unit, -most)).start,
         unit_span(unit, shift(now, unit, -fewest)).end,
     )
+
+
+def _weekdays_ago(m: re.Match[str], now: datetime) -> Span:
+    return weekdays_ago(WEEKDAYS.index(m["wd"].lower()), *count_range(m["n"]), now)
+
+
+def _weekends_ago(m: re.Match[str], now: datetime) -> Span:
+    return weekends_back(*count_range(m["n"]), now)
+
+
+def _last_weekends(m: re.Match[str], now: datetime) -> Span:
+    return weekends_back(1, count_range(m["n"])[1], now)
 
 
 def _rolling(m: re.Match[str], now: datetime) -> Span:
@@ -361,6 +374,17 @@ RULES: tuple[Rule, ...] = (
     ),
     rule("recently", r"\b(?:recently|lately|of late)\b", _recently),
     rule("ago", rf"\b(?P<n>{COUNT}) (?P<unit>{UNIT})s? (?:ago|back)\b", _ago),
+    rule(
+        "weekdays ago",
+        rf"\b(?P<n>{COUNT}) (?P<wd>{'|'.join(WEEKDAYS)})s? (?:ago|back)\b",
+        _weekdays_ago,
+    ),
+    rule("weekends ago", rf"\b(?P<n>{COUNT}) weekends? (?:ago|back)\b", _weekends_ago),
+    rule(
+        "last weekends",
+        rf"\b(?:the |these )?(?:last|past|previous) (?P<n>{COUNT}) weekends\b",
+        _last_weekends,
+    ),
     rule(
         "rolling",
         rf"\b(?:(?:the |this )?(?:last|past|previous) (?P<n>{COUNT}) |(?:the|this) (?:last|past) )"

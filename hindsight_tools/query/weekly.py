@@ -1,0 +1,37 @@
+"""Weekdays and weekends counted back from now: "two Fridays ago", "three weekends ago",
+"the last two weekends" (the conventions are :mod:`hindsight_tools.query.time_window`'s).
+
+Counted as "last Friday" and "last weekend" are: "one Friday ago" is the latest Friday
+before today, "two Fridays ago" the one a week before it; "one weekend ago" is the weekend
+of last week (as "one week ago" is last week), "two weekends ago" that of the week before.
+"The last two weekends" are both. A fuzzy count ("a few Fridays ago", "several weekends
+ago") spans its range.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+
+from hindsight_tools.query.spans import Span, day_span, week_span
+
+__all__ = ["weekdays_ago", "weekends_back"]
+
+
+def weekdays_ago(weekday: int, fewest: int, most: int, now: datetime) -> Span:
+    """The ``weekday`` (0 Monday) ``fewest`` to ``most`` occurrences before today."""
+    today = now.date()
+    latest = today - timedelta(days=(today.weekday() - weekday - 1) % 7 + 1)
+    return Span(
+        day_span(latest - timedelta(weeks=most - 1)).start,
+        day_span(latest - timedelta(weeks=fewest - 1)).end,
+    )
+
+
+def weekends_back(fewest: int, most: int, now: datetime) -> Span:
+    """The weekends of the calendar weeks ``fewest`` to ``most`` weeks before now's."""
+    return Span(_saturday(now.date(), most).start, _saturday(now.date(), fewest).end)
+
+
+def _saturday(today: date, weeks: int) -> Span:
+    saturday = week_span(today - timedelta(weeks=weeks)).start + timedelta(days=5)
+    return day_span(saturday.date(), 2)
