@@ -161,6 +161,10 @@ def _ago(m: re.Match[str], now: datetime) -> Span:
     )
 
 
+# "ago", or "back" that isn't "back home", "back to back", "back in March", …
+_AGO = r"(?:ago|back(?![ -](?:to[ -]back|home|in|at|on|then|there|from|when)\b))\b"
+
+
 def _weekdays_ago(m: re.Match[str], now: datetime) -> Span:
     return weekdays_ago(WEEKDAYS.index(m["wd"].lower()), *count_range(m["n"]), now)
 
@@ -376,13 +380,15 @@ RULES: tuple[Rule, ...] = (
     rule("ago", rf"\b(?P<n>{COUNT}) (?P<unit>{UNIT})s? (?:ago|back)\b", _ago),
     rule(
         "weekdays ago",
-        rf"\b(?P<n>{COUNT}) (?P<wd>{'|'.join(WEEKDAYS)})s? (?:ago|back)\b",
+        rf"\b(?P<n>{COUNT}) (?P<wd>{'|'.join(WEEKDAYS)})s? {_AGO}",
         _weekdays_ago,
     ),
-    rule("weekends ago", rf"\b(?P<n>{COUNT}) weekends? (?:ago|back)\b", _weekends_ago),
+    rule("weekends ago", rf"\b(?P<n>{COUNT}) weekends? {_AGO}", _weekends_ago),
     rule(
         "last weekends",
-        rf"\b(?:the |these )?(?:last|past|previous) (?P<n>{COUNT}) weekends\b",
+        rf"\b(?:the |these )?(?:last|past|previous) (?P<n>{COUNT}) weekends\b"
+        # "the last two weekends of May", "… before the move" are no weekends back from now
+        r"(?!,? (?:of|during|before|after|prior to)\b|,? in\b(?! a row\b))",
         _last_weekends,
     ),
     rule(

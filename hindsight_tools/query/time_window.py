@@ -149,7 +149,10 @@ def extract_time_window(text: str, now: datetime) -> TimeWindow | None:
     """The time window a query refers to, resolved against `now`; None when it names no time."""
     if not isinstance(text, str) or not isinstance(now, datetime):
         return None
-    now = now.replace(tzinfo=UTC) if now.tzinfo is None else now.astimezone(UTC)
+    try:
+        now = now.replace(tzinfo=UTC) if now.tzinfo is None else now.astimezone(UTC)
+    except OverflowError:  # a time in another zone whose UTC is past the calendar's ends
+        return None
     spelled = spell_out(text[:MAX_QUERY_CHARS], now)
     told = told_on(spelled, now)
     if told is None:

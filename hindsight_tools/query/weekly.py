@@ -4,8 +4,9 @@
 Counted as "last Friday" and "last weekend" are: "one Friday ago" is the latest Friday
 before today, "two Fridays ago" the one a week before it; "one weekend ago" is the weekend
 of last week (as "one week ago" is last week), "two weekends ago" that of the week before.
-"The last two weekends" are both. A fuzzy count ("a few Fridays ago", "several weekends
-ago") spans its range.
+"The last two weekends" are both, and the days between them: a window is one span.
+"Several" spans its range ("several Fridays ago" is the Friday two to four weeks back); a
+count below one is no time.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ __all__ = ["weekdays_ago", "weekends_back"]
 
 def weekdays_ago(weekday: int, fewest: int, most: int, now: datetime) -> Span:
     """The ``weekday`` (0 Monday) ``fewest`` to ``most`` occurrences before today."""
+    _counts(fewest, most)
     today = now.date()
     latest = today - timedelta(days=(today.weekday() - weekday - 1) % 7 + 1)
     return Span(
@@ -28,10 +30,17 @@ def weekdays_ago(weekday: int, fewest: int, most: int, now: datetime) -> Span:
 
 
 def weekends_back(fewest: int, most: int, now: datetime) -> Span:
-    """The weekends of the calendar weeks ``fewest`` to ``most`` weeks before now's."""
+    """From the weekend of the calendar week ``most`` weeks before now's to that of the week
+    ``fewest`` weeks before it."""
+    _counts(fewest, most)
     return Span(_saturday(now.date(), most).start, _saturday(now.date(), fewest).end)
 
 
 def _saturday(today: date, weeks: int) -> Span:
     saturday = week_span(today - timedelta(weeks=weeks)).start + timedelta(days=5)
     return day_span(saturday.date(), 2)
+
+
+def _counts(fewest: int, most: int) -> None:
+    if not 1 <= fewest <= most:  # "0 Fridays ago" would be ahead of today
+        raise ValueError(f"counts {fewest} to {most} are no time back")
