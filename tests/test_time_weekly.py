@@ -32,6 +32,9 @@ WEEKLY = [
     ("What did I do over the last two weekends?", "2024-06-01", "2024-06-09" + E),
     ("the past couple of weekends", "2024-06-01", "2024-06-09" + E),
     ("the last two weekends in a row", "2024-06-01", "2024-06-09" + E),
+    # the last N of a weekday are all of them
+    ("What did I cook the past three Fridays?", "2024-05-24", "2024-06-07" + E),
+    ("the last few Mondays", "2024-05-27", "2024-06-10" + E),
     # an expression like any other: it opens windows
     ("since two Fridays ago", "2024-05-31", None),
     # weekends of a named period, or "back" in an idiom, are no weekends back from now
@@ -59,6 +62,7 @@ def test_last_weekend_and_weeks_ago_are_unchanged() -> None:
         "three Saturdays back-to-back",
         "the last two weekends before the move",
         "the last two weekends of the season",
+        "the last two Fridays of May",
         "0 Fridays ago",
         "the last 0 weekends",
     ],

@@ -34,7 +34,7 @@ from hindsight_tools.query.spans import (
     week_span,
     year_span,
 )
-from hindsight_tools.query.weekly import weekdays_ago, weekends_back
+from hindsight_tools.query.weekly import AGO, NOT_OF_A_PERIOD, weekdays_ago, weekends_back
 
 # --- vocabulary ------------------------------------------------------------------------
 
@@ -54,7 +54,8 @@ MONTH_ANY = (
 # "April's", "August Wilson's": a possessive marks a person, not a month
 NOT_NAME = r"(?!'s\b)(?!(?-i: [A-Z][a-z]+)'s\b)"
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-WEEKDAY = r"(?:" + "|".join(WEEKDAYS) + r")\b"
+_DAYS = "|".join(WEEKDAYS)
+WEEKDAY = rf"(?:{_DAYS})\b"
 SEASON = r"(?:spring|summer|autumn|fall|winter)\b"
 MOD = r"(?:last|this past|this|next|past|previous)"
 UNIT = r"(?:hour|day|week|month|year)"
@@ -161,20 +162,12 @@ def _ago(m: re.Match[str], now: datetime) -> Span:
     )
 
 
-# "ago", or "back" that isn't "back home", "back to back", "back in March", …
-_AGO = r"(?:ago|back(?![ -](?:to[ -]back|home|in|at|on|then|there|from|when)\b))\b"
-
-
-def _weekdays_ago(m: re.Match[str], now: datetime) -> Span:
-    return weekdays_ago(WEEKDAYS.index(m["wd"].lower()), *count_range(m["n"]), now)
-
-
-def _weekends_ago(m: re.Match[str], now: datetime) -> Span:
-    return weekends_back(*count_range(m["n"]), now)
-
-
-def _last_weekends(m: re.Match[str], now: datetime) -> Span:
-    return weekends_back(1, count_range(m["n"])[1], now)
+def _weekly(m: re.Match[str], now: datetime) -> Span:
+    fewest, most = count_range(m["n"])
+    fewest = 1 if m.groupdict().get("last") else fewest  # "the last three Fridays": all
+    if m["wd"]:
+        return weekdays_ago(WEEKDAYS.index(m["wd"].lower()), fewest, most, now)
+    return weekends_back(fewest, most, now)
 
 
 def _rolling(m: re.Match[str], now: datetime) -> Span:
@@ -379,18 +372,12 @@ RULES: tuple[Rule, ...] = (
     rule("recently", r"\b(?:recently|lately|of late)\b", _recently),
     rule("ago", rf"\b(?P<n>{COUNT}) (?P<unit>{UNIT})s? (?:ago|back)\b", _ago),
     rule(
-        "weekdays ago",
-        rf"\b(?P<n>{COUNT}) (?P<wd>{'|'.join(WEEKDAYS)})s? {_AGO}",
-        _weekdays_ago,
+        "weekly back",
+        rf"\b(?P<last>(?:the |these )?(?:last|past|previous) )(?P<n>{COUNT}) "
+        rf"(?:(?P<wd>{_DAYS})s|weekends)\b{NOT_OF_A_PERIOD}",
+        _weekly,
     ),
-    rule("weekends ago", rf"\b(?P<n>{COUNT}) weekends? {_AGO}", _weekends_ago),
-    rule(
-        "last weekends",
-        rf"\b(?:the |these )?(?:last|past|previous) (?P<n>{COUNT}) weekends\b"
-        # "the last two weekends of May", "… before the move" are no weekends back from now
-        r"(?!,? (?:of|during|before|after|prior to)\b|,? in\b(?! a row\b))",
-        _last_weekends,
-    ),
+    rule("weekly ago", rf"\b(?P<n>{COUNT}) (?:(?P<wd>{_DAYS})s?|weekends?) {AGO}", _weekly),
     rule(
         "rolling",
         rf"\b(?:(?:the |this )?(?:last|past|previous) (?P<n>{COUNT}) |(?:the|this) (?:last|past) )"

@@ -26,8 +26,8 @@ Conventions
   "3 weeks ago" that Monday-Sunday week, "2 months ago" that month, "2 years ago" that
   calendar year. "a couple" is 2, "a few" 3, "several" 2 to 4 units back (4 when rolling).
 * "two Fridays ago" is the Friday a week before last Friday; "two weekends ago" the weekend
-  of the week two weeks ago; "the last two weekends" both weekends before this week
-  (:mod:`hindsight_tools.query.weekly`).
+  of the week two weeks ago; "the last two weekends" both weekends before this week, "the
+  past three Fridays" the three before today (:mod:`hindsight_tools.query.weekly`).
 * "recently", "lately": the last 30 days up to now, marked ``vague``.
 * "this time last year" is that day two weeks either side, "this time last month" three
   days either side, "this time last week" and "a year ago today" the day; after "since",

@@ -1,10 +1,12 @@
 """Weekdays and weekends counted back from now: "two Fridays ago", "three weekends ago",
-"the last two weekends" (the conventions are :mod:`hindsight_tools.query.time_window`'s).
+"the last two weekends", "the past three Fridays" (the conventions are
+:mod:`hindsight_tools.query.time_window`'s).
 
 Counted as "last Friday" and "last weekend" are: "one Friday ago" is the latest Friday
 before today, "two Fridays ago" the one a week before it; "one weekend ago" is the weekend
 of last week (as "one week ago" is last week), "two weekends ago" that of the week before.
-"The last two weekends" are both, and the days between them: a window is one span.
+"The last two weekends" ("Fridays") are both, and the days between them: a window is one
+span.
 "Several" spans its range ("several Fridays ago" is the Friday two to four weeks back); a
 count below one is no time.
 """
@@ -15,7 +17,12 @@ from datetime import date, datetime, timedelta
 
 from hindsight_tools.query.spans import Span, day_span, week_span
 
-__all__ = ["weekdays_ago", "weekends_back"]
+__all__ = ["AGO", "NOT_OF_A_PERIOD", "weekdays_ago", "weekends_back"]
+
+# "ago", or "back" that isn't "back home", "back to back", "back in March", …
+AGO = r"(?:ago|back(?![ -](?:to[ -]back|home|in|at|on|then|there|from|when)\b))\b"
+# "the last two weekends of May", "… before the move" are not counted back from now
+NOT_OF_A_PERIOD = r"(?!,? (?:of|during|before|after|prior to)\b|,? in\b(?! a row\b))"
 
 
 def weekdays_ago(weekday: int, fewest: int, most: int, now: datetime) -> Span:
