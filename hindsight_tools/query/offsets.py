@@ -39,7 +39,16 @@ import re
 from datetime import timedelta
 
 from hindsight_tools.query.holidays import own_day
-from hindsight_tools.query.spans import FLAGS, TICK, Span, day_span, midnight, shift, unit_span
+from hindsight_tools.query.spans import (
+    FLAGS,
+    HAS_YEAR,
+    TICK,
+    Span,
+    day_span,
+    midnight,
+    shift,
+    unit_span,
+)
 from hindsight_tools.query.time_rules import (
     COUNT,
     MONTH_ANY,
@@ -82,7 +91,6 @@ def ends_a_count_range(before: str) -> bool:
     return m is not None and not m["month"]
 
 
-_YEAR = re.compile(r"\d{4}")
 # A holiday's name followed by one of these is a part of it, counted from as read
 # ("Thanksgiving weekend"); by a weekday, that day of it ("Easter Monday")
 _PART_OF_HOLIDAY = re.compile(
@@ -99,7 +107,7 @@ def counted(m: re.Match[str], x: Span, x_text: str, after_x: str = "") -> Span |
     if low != high or (m["plural"] and not words):
         return None
     after = m["dir"].lower() in ("after", "following")
-    if m["the"] and m["the"].lower() == "last " and (after or not _YEAR.search(x_text)):
+    if m["the"] and m["the"].lower() == "last " and (after or not HAS_YEAR.search(x_text)):
         return None  # "last year after Easter", "last week before Friday": the asker's unit
     holiday = own_day(x_text, x)
     part = _PART_OF_HOLIDAY.match(after_x) if holiday else None

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 TICK = timedelta(microseconds=1)
 FLAGS = re.IGNORECASE | re.ASCII  # ASCII: a Unicode digit must not become a day number
+HAS_YEAR = re.compile(r"\d{4}")  # words that name their year ("April 10, 2023")
 
 
 class Span(NamedTuple):

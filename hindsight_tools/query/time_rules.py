@@ -34,7 +34,13 @@ from hindsight_tools.query.spans import (
     week_span,
     year_span,
 )
-from hindsight_tools.query.weekly import AGO, NOT_OF_A_PERIOD, weekdays_ago, weekends_back
+from hindsight_tools.query.weekly import (
+    AGO,
+    NOT_OF_A_PERIOD,
+    weekday_before,
+    weekdays_ago,
+    weekends_back,
+)
 
 # --- vocabulary ------------------------------------------------------------------------
 
@@ -211,7 +217,7 @@ def _weekday(m: re.Match[str], now: datetime) -> Span:
     wanted, today = WEEKDAYS.index(m["wd"].lower()), now.date()
     mod = modifier(m.groupdict().get("mod") or "on")
     if mod == "last":  # strictly before today
-        return day_span(today - timedelta(days=(today.weekday() - wanted - 1) % 7 + 1))
+        return day_span(weekday_before(today, wanted))
     if mod == "next":  # strictly after today
         return day_span(today + timedelta(days=(wanted - today.weekday() - 1) % 7 + 1))
     if mod == "this":  # in the current Monday-Sunday week

@@ -119,7 +119,7 @@ from hindsight_tools.query.expressions import (
 from hindsight_tools.query.habits import names_a_habit
 from hindsight_tools.query.offsets import OFFSET
 from hindsight_tools.query.rewrites import pin_relative_times, spell_out
-from hindsight_tools.query.spans import FLAGS, TICK, Span, day_span
+from hindsight_tools.query.spans import FLAGS, HAS_YEAR, TICK, Span, day_span
 from hindsight_tools.query.time_rules import (
     MONTH_FULL,
     NOT_NAME,
@@ -251,7 +251,6 @@ _RANGE = re.compile(r"\b(?P<kw>between|from) ", FLAGS)
 _RANGE_SEP = re.compile(r" (?:and|to|till|until|through|thru) | ?- ?", FLAGS)
 _ONWARDS = re.compile(r" on(?:wards?)?\b", FLAGS)
 _PRESENT = re.compile(r"(?:now|the present|present|date)\b", FLAGS)
-_HAS_YEAR = re.compile(r"\d{4}")
 _MAX_RANGE_START = 60  # characters of X to look through for "and"/"to"
 
 
@@ -327,13 +326,13 @@ def _range_window(
     if x is None and y is not None:
         x = _day_of(text, x_at, sep.start(), y[0])
     if y is None and x is not None and bare is not None:
-        y = _day_after(bare, x[0], _HAS_YEAR.search(text, x_at, sep.start()) is not None)
+        y = _day_after(bare, x[0], HAS_YEAR.search(text, x_at, sep.start()) is not None)
     if x is None or y is None:
         return None
     (y_start, y_end), stop = y
     x_start, x_end = x[0]
-    if not _HAS_YEAR.search(text, x_at, sep.start()) and (
-        x_start > y_end or _HAS_YEAR.search(text, sep.end(), stop)
+    if not HAS_YEAR.search(text, x_at, sep.start()) and (
+        x_start > y_end or HAS_YEAR.search(text, sep.end(), stop)
     ):
         # "between March and May 2023": March of 2023, the one before May 2023 ends
         anchored = parse_at(text, x_at, y_end, sep.start())
@@ -361,7 +360,7 @@ def _joined(text: str, now: datetime) -> Found | None:
             continue  # "on May 3rd and 4th": a bare day after a date is read by its month
         # a second without its year joins only as a day to a bare day: "the 3rd and 4th of
         # May", not "my top 3 and yesterday's"
-        bare_first = y is not None and not _HAS_YEAR.search(text, sep.end(), y[1])
+        bare_first = y is not None and not HAS_YEAR.search(text, sep.end(), y[1])
         if bare_first and not _BARE_DAY.match(text, sep.end()):
             continue
         lookback = max(0, sep.start() - _MAX_JOINED)

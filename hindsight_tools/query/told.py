@@ -22,11 +22,10 @@ import re
 from datetime import datetime
 
 from hindsight_tools.query.expressions import MAX_TRIES_PER_RULE, parse_at
-from hindsight_tools.query.spans import FLAGS, Span
+from hindsight_tools.query.spans import FLAGS, HAS_YEAR, Span
 
 __all__ = ["told_on"]
 
-_YEAR = re.compile(r"\d{4}")
 _TOLD = re.compile(
     # not "as soon as", "the same as", "such as", "as well as", …
     r"(?<!\bsoon )(?<!\blong )(?<!\bsame )(?<!\bsuch )(?<!\bmuch )(?<!\bwell )(?<!\bjust )"
@@ -43,6 +42,6 @@ def told_on(text: str, now: datetime) -> tuple[int, int, Span] | None:
     (read against ``now``); None when the question has none."""
     for m in itertools.islice(_TOLD.finditer(text), MAX_TRIES_PER_RULE):
         found = parse_at(text, m.end(), now)
-        if found is not None and _YEAR.search(text, m.end(), found[1]):
+        if found is not None and HAS_YEAR.search(text, m.end(), found[1]):
             return m.start(), found[1], found[0]
     return None

@@ -17,7 +17,7 @@ from datetime import date, datetime, timedelta
 
 from hindsight_tools.query.spans import Span, day_span, week_span
 
-__all__ = ["AGO", "NOT_OF_A_PERIOD", "weekdays_ago", "weekends_back"]
+__all__ = ["AGO", "NOT_OF_A_PERIOD", "weekday_before", "weekdays_ago", "weekends_back"]
 
 # "ago", or "back" that isn't "back home", "back to back", "back in March", …
 AGO = r"(?:ago|back(?![ -](?:to[ -]back|home|in|at|on|then|there|from|when)\b))\b"
@@ -25,11 +25,15 @@ AGO = r"(?:ago|back(?![ -](?:to[ -]back|home|in|at|on|then|there|from|when)\b))\
 NOT_OF_A_PERIOD = r"(?!,? (?:of|during|before|after|prior to)\b|,? in\b(?! a row\b))"
 
 
+def weekday_before(today: date, weekday: int) -> date:
+    """The latest ``weekday`` (0 Monday) strictly before ``today``: "last Friday"."""
+    return today - timedelta(days=(today.weekday() - weekday - 1) % 7 + 1)
+
+
 def weekdays_ago(weekday: int, fewest: int, most: int, now: datetime) -> Span:
     """The ``weekday`` (0 Monday) ``fewest`` to ``most`` occurrences before today."""
     _counts(fewest, most)
-    today = now.date()
-    latest = today - timedelta(days=(today.weekday() - weekday - 1) % 7 + 1)
+    latest = weekday_before(now.date(), weekday)
     return Span(
         day_span(latest - timedelta(weeks=most - 1)).start,
         day_span(latest - timedelta(weeks=fewest - 1)).end,
