@@ -26,6 +26,16 @@ OFFSETS = [
     ("the weekend before Christmas", "2023-12-23", "2023-12-24" + E),
     ("two weekends before Christmas", "2023-12-16", "2023-12-17" + E),
     ("the two weekends after June 7, 2024", "2024-06-08", "2024-06-16" + E),
+    # a weekday: the first such day after the period ends, the last before it starts
+    ("on the Sunday before October 25, 2022", "2022-10-23", "2022-10-23" + E),
+    ("the Friday after October 25, 2022", "2022-10-28", "2022-10-28" + E),
+    ("the Wednesday after June 5", "2024-06-12", "2024-06-12" + E),
+    ("the Wednesday before June 5", "2024-05-29", "2024-05-29" + E),
+    ("two Fridays after June 5", "2024-06-14", "2024-06-14" + E),
+    ("the two Fridays after June 5", "2024-06-07", "2024-06-14" + E),
+    ("last Sunday before October 25, 2022", "2022-10-23", "2022-10-23" + E),
+    ("the Monday after Thanksgiving", "2023-11-27", "2023-11-27" + E),
+    ("the Friday before Christmas", "2023-12-22", "2023-12-22" + E),
     # a holiday of several days is counted from its own day
     ("the day after Christmas", "2023-12-26", "2023-12-26" + E),
     ("the week before Christmas", "2023-12-18", "2023-12-24" + E),
@@ -73,6 +83,7 @@ OFFSETS = [
     ("several days after June 5", "2024-06-06", None),
     ("one or two days after June 5", "2024-06-06", None),
     ("2-3 days after June 5", "2024-06-06", None),
+    ("the Sundays before October 25, 2022", None, "2022-10-24" + E),
     ("2 - 3 days after June 5", "2024-06-06", None),
     ("two/three days after June 5", "2024-06-06", None),
     # counted from now

@@ -29,6 +29,22 @@ PAIRS = [
     ("in January and may go", "2024-01-01", "2024-01-31" + E),
     ("on Tuesday and Thursday mornings", "2024-06-11", "2024-06-11" + E),
     ("in the spring and fall semesters", "2024-03-01", "2024-05-31" + E),
+    # after "last", the first as "last" reads it and the second from its start
+    ("What did I do last summer and fall?", "2023-06-01", "2023-11-30" + E),
+    ("last fall and winter", "2023-09-01", "2024-02-29" + E),
+    ("What did she do last June and July?", "2023-06-01", "2023-07-31" + E),
+    ("last June to August", "2023-06-01", "2023-08-31" + E),
+    ("What did I do last Monday and Tuesday?", "2024-06-10", "2024-06-11" + E),
+    ("last Monday and Tuesday mornings", "2024-06-10", "2024-06-10" + E),
+    # a year alone after "and"/"or" is the first's period in that year; after "between"
+    # or "-" the range runs to its end
+    ("What did I do in the spring of 2023 and 2024?", "2023-03-01", "2024-05-31" + E),
+    ("in May 2022 or 2023", "2022-05-01", "2023-05-31" + E),
+    ("at Christmas 2022 and 2023", "2022-12-24", "2023-12-26" + E),
+    ("in the summers of 2022 and 2023", "2022-06-01", "2023-08-31" + E),
+    ("in 2022 and 2023", "2022-01-01", "2023-12-31" + E),
+    ("between May 2022 and 2023", "2022-05-01", "2023-12-31" + E),
+    ("in May 2022-2023", "2022-05-01", "2023-12-31" + E),
     # "and", "or": the two in whichever order is nearer
     ("Did I call her on Friday or Thursday?", "2024-06-06", "2024-06-07" + E),
     ("Did we talk in April or March?", "2024-03-01", "2024-04-30" + E),

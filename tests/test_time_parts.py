@@ -31,6 +31,14 @@ PARTS = [
     ("What happened at the beginning of the month?", "2024-06-01", "2024-06-10" + E),
     ("at the start of the year", "2024-01-01", "2024-04-30" + E),
     ("the end of the month", "2024-06-21", "2024-06-30" + E),
+    # a week's parts: Monday to Wednesday, Tuesday to Thursday, Thursday to Sunday
+    ("What did I do at the end of last week?", "2024-06-06", "2024-06-09" + E),
+    ("early last week", "2024-06-03", "2024-06-05" + E),
+    ("in the middle of last week", "2024-06-04", "2024-06-06" + E),
+    ("the second half of last week", "2024-06-06", "2024-06-09" + E),
+    ("at the beginning of the week", "2024-06-10", "2024-06-12" + E),
+    ("at the end of the week", "2024-06-13", "2024-06-16" + E),
+    ("at the end of the week before August 3, 2023", "2023-07-27", "2023-07-30" + E),
     # a bare day joined to a date is of its month
     ("What did I do on May 3rd and 4th?", "2024-05-03", "2024-05-04" + E),
     ("What did we do on the 3rd and 4th of May?", "2024-05-03", "2024-05-04" + E),
@@ -86,6 +94,7 @@ def test_months_of_a_day_leave_the_day() -> None:
         "the first week of the year",
         "since the start of the year",
         "the first 3 days of the week",
+        "the end of the week",
     ],
 )
 def test_the_unit_holding_now_past_the_calendar_is_no_time(text: str) -> None:

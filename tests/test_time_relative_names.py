@@ -106,6 +106,15 @@ IN_UNITS = [
         "2024-06-07",
         "2024-06-07" + E,
     ),
+    # a weekday of a weekend counted back is of that weekend's week
+    ("What did I do on Saturday two weekends ago?", "2024-06-01", "2024-06-01" + E),
+    ("on Sunday last weekend", "2024-06-09", "2024-06-09" + E),
+    ("last weekend on Saturday", "2024-06-08", "2024-06-08" + E),
+    # a season or holiday counted back is the one so many before the latest
+    ("What did I do two summers ago?", "2022-06-01", "2022-08-31" + E),
+    ("a couple of summers ago", "2022-06-01", "2022-08-31" + E),
+    ("two winters ago", "2022-12-01", "2023-02-28" + E),
+    ("three Christmases ago", "2021-12-24", "2021-12-26" + E),
     # words that are not "as a rule"
     ("Did I often go running in March?", "2024-03-01", "2024-03-31" + E),
     ("Did the backup run normally on Friday?", "2024-06-07", "2024-06-07" + E),
@@ -144,6 +153,9 @@ def test_a_bare_name_in_a_habit_is_no_time(text: str) -> None:
         ("in March several years ago", "in March several years ago"),
         ("the past year in March", "the past year in March"),
         ("in the winter of last year", "in the winter of last year"),
+        ("two summers ago", "the summer of 2022"),
+        ("several summers ago", "several summers ago"),
+        ("0 summers ago", "0 summers ago"),
         ("in March in the last year", "in March in the last year"),
     ],
 )
@@ -153,7 +165,12 @@ def test_names_are_pinned_in_the_text(text: str, pinned: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["in March 9999 years ago", "in March 2000 years ago", "Monday 99999999 weeks ago"],
+    [
+        "in March 9999 years ago",
+        "in March 2000 years ago",
+        "Monday 99999999 weeks ago",
+        "9999 summers ago",
+    ],
 )
 def test_a_unit_outside_the_years_read_is_left_alone(text: str) -> None:
     assert pin_relative_names(text, NOW) == text

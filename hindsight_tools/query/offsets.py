@@ -21,7 +21,9 @@ and the two then agree. Read as "before X" alone, it would be everything up to X
   before now); "last week before Friday", "last year after Easter" are the asker's last
   week and last year.
 * "the weekend after X" is the first Saturday and Sunday after X ends, "two weekends after
-  X" the second, "the two weekends after X" both; "before", back from X's start.
+  X" the second, "the two weekends after X" both; "before", back from X's start. A
+  weekday the same: "the Sunday before October 25, 2022" is October 23, "two Fridays
+  after June 5" the second Friday after it, "the two Fridays after" both.
 * A holiday of several days is counted from its own day: "the day after Christmas" is
   Boxing Day, "the week before Christmas" the week before the one Christmas Day is in.
 * "the day after tomorrow", "the day before yesterday" are the rules' own, with their part
@@ -60,6 +62,9 @@ from hindsight_tools.query.time_rules import (
 
 __all__ = ["OFFSET", "counted", "ends_a_count_range"]
 
+# A weekday's name without the word boundary WEEKDAY ends with, so that a plural follows
+WEEKDAY_STEM = "(?:" + "|".join(WEEKDAYS) + ")"
+
 # The words before X; X itself is read by whoever matched this. A preposition is part of
 # it so that "over the weekend after Thanksgiving" starts where the rule for "over the
 # weekend" does, and wins by its length.
@@ -68,7 +73,7 @@ OFFSET = re.compile(
     r"(?!the day after tomorrow\b|the day before yesterday\b)"
     rf"\b(?:(?P<the>the (?:last )?|last )(?P<many>{COUNT} )?"
     rf"|(?P<upto>up to |within )?(?P<count>{COUNT}) )"
-    r"(?P<unit>day|week|weekend|month|year)(?P<plural>s)? "
+    rf"(?P<unit>day|week|weekend|month|year|{WEEKDAY_STEM})(?P<plural>s)? "
     r"(?P<dir>after|following|before|prior to) ",
     FLAGS,
 )
@@ -121,6 +126,9 @@ def counted(m: re.Match[str], x: Span, x_text: str, after_x: str = "") -> Span |
     try:
         if unit == "weekend":
             return Span(_weekend(x, near).start, _weekend(x, far).end)
+        if unit in WEEKDAYS:
+            day = WEEKDAYS.index(unit)
+            return Span(_weekday(x, day, near).start, _weekday(x, day, far).end)
         edge = x.end if after else x.start
         return Span(
             unit_span(unit, shift(edge, unit, near)).start,
@@ -133,13 +141,18 @@ def counted(m: re.Match[str], x: Span, x_text: str, after_x: str = "") -> Span |
 def _weekend(x: Span, nth: int) -> Span:
     """The ``nth`` weekend after ``x`` ends (1 the first), or before it starts (-1 the last)."""
     if nth > 0:
-        day_after = (x.end + TICK).date()
-        saturday = day_after + timedelta(days=(5 - day_after.weekday()) % 7 + 7 * (nth - 1))
-    else:
-        day_before = (x.start - TICK).date()
-        sunday = day_before - timedelta(days=(day_before.weekday() - 6) % 7 + 7 * (-nth - 1))
-        saturday = sunday - timedelta(days=1)
-    return day_span(saturday, 2)
+        return day_span(_weekday(x, 5, nth).start.date(), 2)
+    return day_span(_weekday(x, 6, nth).start.date() - timedelta(days=1), 2)
+
+
+def _weekday(x: Span, weekday: int, nth: int) -> Span:
+    """The ``nth`` day that is ``weekday`` (0 Monday) after ``x`` ends (1 the first), or
+    before it starts (-1 the last)."""
+    if nth > 0:
+        after = (x.end + TICK).date()
+        return day_span(after + timedelta(days=(weekday - after.weekday()) % 7 + 7 * (nth - 1)))
+    before = (x.start - TICK).date()
+    return day_span(before - timedelta(days=(before.weekday() - weekday) % 7 + 7 * (-nth - 1)))
 
 
 def _weekday_in(x: Span, weekday: int) -> Span | None:

@@ -39,9 +39,11 @@ def rewrite(text: str, now: datetime) -> str:
 
 
 def spell_out(text: str, now: datetime) -> str:
-    """``text`` normalised, with two-digit years and fortnights spelled out: what reads the
-    same from any day but the centuries ``now`` places a two-digit year in."""
-    return _FORTNIGHT.sub("two weeks", _full_years(_normalise(text), now))
+    """``text`` normalised, with two-digit years, fortnights and seasons of several years
+    spelled out: what reads the same from any day but the centuries ``now`` places a
+    two-digit year in."""
+    spelled = _FORTNIGHT.sub("two weeks", _full_years(_normalise(text), now))
+    return _SEASONS_OF.sub(r"\g<name>", spelled) if "s of " in spelled else spelled
 
 
 def pin_relative_times(text: str, now: datetime) -> str:
@@ -100,6 +102,12 @@ def _normalise(text: str) -> str:
 
 # "the last fortnight", "a fortnight ago": read as the two weeks they are
 _FORTNIGHT = re.compile(r"\b(?:a |one )?fortnight\b", FLAGS)
+
+# "the summers of 2022 and 2023": read as "the summer of 2022 and 2023" (not "falls",
+# a name as often: "the Falls of 2023")
+_SEASONS_OF = re.compile(
+    r"\b(?P<name>spring|summer|autumn|winter)s(?= of (?:1[5-9]|2\d)\d\d\b)", FLAGS
+)
 
 # "summer of '23", "May '19": an apostrophe and two digits, not a decade ("the '90s") nor a
 # count ("'24 hours'")
@@ -173,15 +181,24 @@ _FROM_NAME_OF_YEAR = re.compile(
 _YEAR_THEN_NAME = re.compile(
     rf"\b{_unit('year')} (?:in|during|over|around|at|on) (?:the )?{_YEAR_NAME}", FLAGS
 )
-# "on Monday of last week", "Tuesday last week", "Friday two weeks ago"
-_DAY_OF_WEEK = re.compile(rf"\b(?P<name>{WEEKDAY}){NOT_NAME} (?:of |in )?{_unit('week')}", FLAGS)
+# "on Monday of last week", "Tuesday last week", "Friday two weeks ago"; a weekend is its
+# week's, as "last weekend" is last week's ("Saturday two weekends ago")
+_WEEK = _unit("week(?:end)?")
+_DAY_OF_WEEK = re.compile(rf"\b(?P<name>{WEEKDAY}){NOT_NAME} (?:of |in )?{_WEEK}", FLAGS)
 # "last week on Monday", "two weeks ago Friday"
-_WEEK_THEN_DAY = re.compile(rf"\b{_unit('week')} (?:on )?(?P<name>{WEEKDAY}){NOT_NAME}", FLAGS)
+_WEEK_THEN_DAY = re.compile(rf"\b{_WEEK} (?:on )?(?P<name>{WEEKDAY}){NOT_NAME}", FLAGS)
 # "the summer before last", "the Monday before last": the one before "last summer", "last
 # Monday", as "the week before last" is the week before last week
 _BEFORE_LAST = re.compile(
     rf"\bthe (?P<name>(?:{MONTH_FULL}|{SEASON}|{WEEKDAY}|{HOLIDAY_NAME}){NOT_NAME}) "
     r"before last\b",
+    FLAGS,
+)
+# "two summers ago", "three Christmases ago": the one so many before the latest, as "the
+# summer before last" is the one before "last summer"
+_YEARLY_AGO = re.compile(
+    rf"\b(?P<count>{COUNT}) (?P<name>spring|summer|autumn|fall|winter|christmas|easter"
+    r"|thanksgiving|halloween)(?:es|s) ago\b",
     FLAGS,
 )
 # A pinned year must be one the rules read as a year (time_rules.YEAR), or the name would
@@ -222,10 +239,19 @@ def pin_relative_names(text: str, now: datetime) -> str:
             return _spelled(start.date())
         return f"the {m['name']} of {start.year}"
 
+    def years_ago(m: re.Match[str]) -> str:
+        low, high = count_range(m["count"])
+        last = parse_at(f"last {m['name']}", 0, now)
+        if low != high or low < 1 or last is None:
+            return m[0]
+        year = last[0].start.year - (low - 1)
+        return f"the {m['name']} of {year}" if year in _READ_YEARS else m[0]
+
     # each keyed by a word it can't match without: most texts have none, and a memory's
     # words are read on every recall that names a period
     rewrites: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
         ("before last", _BEFORE_LAST, before_last),
+        (" ago", _YEARLY_AGO, years_ago),
         ("year", _YEAR_THEN_NAME, in_year),
         ("year", _NAME_OF_YEAR, in_year),
         ("year", _FROM_NAME_OF_YEAR, in_year),

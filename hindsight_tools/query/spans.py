@@ -156,18 +156,36 @@ def by_modifier(word: str, make: Maker, around: int, now: datetime) -> Span:
 _WEEK_OF_PERIOD = {"first week": 0, "second week": 7, "third week": 14, "fourth week": 21}
 
 
+# A Monday-Sunday week's parts, in days from its Monday: "early in the week" to Wednesday,
+# "midweek" Tuesday to Thursday, "the end of the week" from Thursday; overlapping, as the
+# words are, so that a day between two parts is in both
+_WEEK_PARTS = {
+    "early": (0, 3),
+    "mid": (1, 4),
+    "late": (3, 7),
+    "first half": (0, 3),
+    "second half": (3, 7),
+}
+
+
 def split_part(span: Span, part: str) -> Span | None:
     """The early/mid/late third or first/second half of a span of whole months or years:
     a year splits Jan-Apr / May-Aug / Sep-Dec, a month 1-10 / 11-20 / 21-end, a decade
-    0-3 / 4-6 / 7-9; the first to fourth and the last week of a month, season, quarter or
-    year (its days 1-7, …, 22-28, its last seven); the Monday-Sunday week of a day ("week
-    of"). Other spans have no such part ("late yesterday"): None."""
+    0-3 / 4-6 / 7-9; of a Monday-Sunday week, :data:`_WEEK_PARTS`; the first to fourth and
+    the last week of a month, season, quarter or year (its days 1-7, …, 22-28, its last
+    seven); the Monday-Sunday week of a day ("week of"). Other spans have no such part
+    ("late yesterday"): None."""
     start, stop = span.start, span.end + TICK
     if part in ("week of", "weekend of"):
         if stop - start != timedelta(days=1):
             return None
         week = week_span(start.date())
         return week if part == "week of" else Span(week.start + timedelta(days=5), week.end)
+    if stop - start == timedelta(days=7) and start == week_span(start.date()).start:
+        of_week = _WEEK_PARTS.get(part)
+        if of_week is None:
+            return None
+        return day_span(start.date() + timedelta(days=of_week[0]), of_week[1] - of_week[0])
     months = (stop.year - start.year) * 12 + stop.month - start.month
     aligned = start == month_start(start.year, start.month) and stop == month_start(
         stop.year, stop.month

@@ -106,6 +106,7 @@ import itertools
 import re
 from datetime import UTC, datetime, timedelta
 
+from hindsight_tools.query.bare_days import BARE_DAY, BARE_DAY_AFTER, day_after, day_of
 from hindsight_tools.query.expressions import (
     MAX_TRIES_PER_RULE,
     PART,
@@ -119,7 +120,7 @@ from hindsight_tools.query.expressions import (
 from hindsight_tools.query.habits import names_a_habit
 from hindsight_tools.query.offsets import OFFSET
 from hindsight_tools.query.rewrites import pin_relative_times, spell_out
-from hindsight_tools.query.spans import FLAGS, HAS_YEAR, TICK, Span, day_span
+from hindsight_tools.query.spans import FLAGS, HAS_YEAR, TICK, Span, shift
 from hindsight_tools.query.time_rules import (
     MONTH_FULL,
     NOT_NAME,
@@ -268,67 +269,34 @@ def _range(text: str, now: datetime) -> Found | None:
     return None
 
 
-# "between 1 and 15 May 2023", "from the 3rd to the 10th of June": a day without its month
-_BARE_DAY = re.compile(r"(?:the )?(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?", FLAGS)
-
-
-def _day_of(text: str, x_at: int, x_end: int, y: Span) -> tuple[Span, int] | None:
-    """A bare day number before a single day ``y``: that day of ``y``'s month."""
-    m = _BARE_DAY.fullmatch(text, x_at, x_end)
-    if m is None or y.end + TICK - y.start != timedelta(days=1):
-        return None
-    try:
-        start = y.start.replace(day=int(m["day"]))
-    except ValueError:  # the 31st of a shorter month
-        return None
-    return (day_span(start.date()), x_end) if start <= y.start else None
-
-
-# "between June 3 and 5", "between March 3 and 5, 2023": a bare day after a date, where the
-# question goes on, not a count ("and 5 friends") or a clock time ("and 5 pm", "until 11
-# at night")
-_BARE_DAY_AFTER = re.compile(
-    _BARE_DAY.pattern + rf"\b(?!:)(?:,? {YEAR})?"
-    r"(?=$|[?.!,;)]| (?:and|or|did|do|does|was|were|is|are|had|has|have|what|when|where"
-    r"|who|how|why|with|for|while|during)\b)",
-    FLAGS,
-)
-
-
-def _day_after(m: re.Match[str], x: Span, x_has_year: bool) -> tuple[Span, int] | None:
-    """A bare day number after a single day ``x``: that day of ``x``'s month, not before it;
-    a year after the day is both days' when ``x`` names none ("March 3 and 5, 2023")."""
-    if x.end + TICK - x.start != timedelta(days=1) or (m["year"] and x_has_year):
-        return None
-    try:
-        first = x.start if not m["year"] else x.start.replace(year=int(m["year"]))
-        last = first.replace(day=int(m["day"]))
-        return (day_span(last.date()), m.end()) if last >= first else None
-    except (ValueError, OverflowError):  # the 31st of a shorter month, or past year 9999
-        return None
-
-
 def _range_window(
     text: str,
     x_at: int,
     sep: re.Match[str],
     now: datetime,
     y: tuple[Span, int] | None = None,
+    *,
+    same_name: bool = False,
 ) -> tuple[TimeWindow, int] | None:
-    """X from ``x_at`` to ``sep``, Y after it (``y`` when already read): their hull."""
+    """X from ``x_at`` to ``sep``, Y after it (``y`` when already read): their hull. With
+    ``same_name``, a Y of a year alone is X's period in that year ("in the spring of 2023
+    and 2024" ends with the spring of 2024)."""
     if y is None:
         y = parse_at(text, sep.end(), now)
     if y is None:
         present = _PRESENT.match(text, sep.end())
         y = (Span(now, now), present.end()) if present else None
-    bare = _BARE_DAY_AFTER.match(text, sep.end()) if y is None else None
+    bare = BARE_DAY_AFTER.match(text, sep.end()) if y is None else None
     x = parse_at(text, x_at, now, sep.start()) if y or bare else None
     if x is None and y is not None:
-        x = _day_of(text, x_at, sep.start(), y[0])
+        x = day_of(text, x_at, sep.start(), y[0])
     if y is None and x is not None and bare is not None:
-        y = _day_after(bare, x[0], HAS_YEAR.search(text, x_at, sep.start()) is not None)
+        y = day_after(bare, x[0], HAS_YEAR.search(text, x_at, sep.start()) is not None)
     if x is None or y is None:
         return None
+    if same_name and _YEAR_ALONE.fullmatch(text, sep.end(), y[1]):
+        moved = _in_year(text[x_at : sep.start()], text[sep.end() : y[1]], now)
+        y = y if moved is None else (moved, y[1])
     (y_start, y_end), stop = y
     x_start, x_end = x[0]
     if not HAS_YEAR.search(text, x_at, sep.start()) and (
@@ -338,6 +306,21 @@ def _range_window(
         anchored = parse_at(text, x_at, y_end, sep.start())
         x_start, x_end = anchored[0] if anchored else (x_start, x_end)
     return TimeWindow(min(x_start, y_start), max(x_end, y_end)), stop
+
+
+_YEAR_ALONE = re.compile(YEAR, FLAGS)
+
+
+def _in_year(x_text: str, year: str, now: datetime) -> Span | None:
+    """The period ``x_text`` names, in ``year`` instead of its own; None when it names
+    no year or is read otherwise."""
+    years = list(_YEAR_ALONE.finditer(x_text))
+    if not years:
+        return None
+    last = years[-1]
+    moved = x_text[: last.start()] + year + x_text[last.end() :]
+    found = parse_at(moved, 0, now)
+    return None if found is None or found[1] != len(moved) else found[0]
 
 
 # "June-July 2023", "spring and summer 2023", "January or February 2024", "1-15 May 2023":
@@ -355,20 +338,22 @@ def _joined(text: str, now: datetime) -> Found | None:
         y = parse_at(text, sep.end(), now)
         if y is None and (
             _EITHER_ORDER.fullmatch(sep.group()) is None
-            or _BARE_DAY_AFTER.match(text, sep.end()) is None
+            or BARE_DAY_AFTER.match(text, sep.end()) is None
         ):
             continue  # "on May 3rd and 4th": a bare day after a date is read by its month
         # a second without its year joins only as a day to a bare day: "the 3rd and 4th of
         # May", not "my top 3 and yesterday's"
         bare_first = y is not None and not HAS_YEAR.search(text, sep.end(), y[1])
-        if bare_first and not _BARE_DAY.match(text, sep.end()):
+        if bare_first and not BARE_DAY.match(text, sep.end()):
             continue
         lookback = max(0, sep.start() - _MAX_JOINED)
         starts = [p for p in range(lookback, sep.start()) if p == 0 or text[p - 1] == " "]
         for x_at in starts:  # the longest first expression first
-            if bare_first and not _BARE_DAY.fullmatch(text, x_at, sep.start()):
+            if bare_first and not BARE_DAY.fullmatch(text, x_at, sep.start()):
                 continue
-            found = _range_window(text, x_at, sep, now, y)
+            found = _range_window(
+                text, x_at, sep, now, y, same_name=_EITHER_ORDER.fullmatch(sep.group()) is not None
+            )
             if found is not None:
                 return x_at, found[1] - x_at, found[0]
     return None
@@ -380,11 +365,17 @@ def _joined(text: str, now: datetime) -> Found | None:
 # asleep"); not before a habit ("on Tuesday and Thursday mornings").
 _MONTHS_SEASONS = r"\b(?:in|during|throughout|around|over) (?P<the>the )?"
 _FIRST_YEAR = rf"(?P<xy>,? (?:of )?{YEAR})?"
+# "last summer and fall", "last June to August": the first as "last" reads it, the second
+# from the first's start ("last fall and winter" asked in March is September to February)
+_LAST = r"\b(?P<last>last |this past )"
 _PAIR_KINDS = (
     (_MONTHS_SEASONS, rf"{MONTH_FULL}{NOT_NAME}", _FIRST_YEAR),
     (_MONTHS_SEASONS, rf"{SEASON}{NOT_NAME}", _FIRST_YEAR),
     (r"\b(?:on|over|during) ", WEEKDAY, ""),
     (_MONTHS_SEASONS, r"Q[1-4]\b", _FIRST_YEAR),
+    (_LAST, rf"{MONTH_FULL}{NOT_NAME}", ""),
+    (_LAST, rf"{SEASON}{NOT_NAME}", ""),
+    (_LAST, WEEKDAY, ""),
 )
 _HABIT = (
     r"(?! (?:mornings|afternoons|evenings|nights|semesters?|terms?|classes|courses|sessions"
@@ -408,9 +399,14 @@ def _named_pair(text: str, now: datetime) -> Found | None:
     for pattern in _PAIRS:
         for m in itertools.islice(pattern.finditer(text), MAX_TRIES_PER_RULE):
             # where a rule reading the first alone would start: "the summer of 2021"
-            at = m.start("the") if m.groupdict().get("the") else m.start("x")
-            if m.groupdict().get("xy"):
-                window = _after_dated(text, m, now)
+            groups = m.groupdict()
+            at = (
+                m.start("the")
+                if groups.get("the")
+                else m.start("last" if groups.get("last") else "x")
+            )
+            if groups.get("xy") or groups.get("last"):
+                window = _after_first(text, m, at, m.end("xy" if groups.get("xy") else "x"), now)
                 if window is not None:
                     found.append((at, window[1] - at, window[0]))
                     break
@@ -436,14 +432,19 @@ def _reversed_pair(text: str, m: re.Match[str], now: datetime) -> tuple[TimeWind
     return TimeWindow(min(x[0].start, y[0].start), max(x[0].end, y[0].end)), m.end("y")
 
 
-def _after_dated(text: str, m: re.Match[str], now: datetime) -> tuple[TimeWindow, int] | None:
-    """The first name with its year, and the first occurrence of the second from its start."""
-    x = parse_at(text, m.start("x"), now, m.end("xy"))
+def _after_first(
+    text: str, m: re.Match[str], x_at: int, x_end: int, now: datetime
+) -> tuple[TimeWindow, int] | None:
+    """The first name with its year or "last" (the words from ``x_at`` to ``x_end``), and
+    the first occurrence of the second from its start."""
+    x = parse_at(text, x_at, now, x_end)
     if x is None:
         return None
-    try:  # the latest second name begun within a year of the first's start
-        within = x[0].start.replace(year=x[0].start.year + 1) - TICK
-    except ValueError:  # year 9999
+    # the latest second name begun within a year (a week, of a weekday) of the first's start
+    unit = "week" if re.fullmatch(WEEKDAY, m["y"], FLAGS) else "year"
+    try:
+        within = shift(x[0].start, unit, 1) - TICK
+    except (ValueError, OverflowError):  # year 9999
         return None
     y = parse_at(text, m.start("y"), within, m.end("y"))
     if y is None or y[0].start < x[0].start:
