@@ -39,6 +39,15 @@ PARTS = [
     ("at the beginning of the week", "2024-06-10", "2024-06-12" + E),
     ("at the end of the week", "2024-06-13", "2024-06-16" + E),
     ("at the end of the week before August 3, 2023", "2023-07-27", "2023-07-30" + E),
+    # the nth weekday or weekend of a period, a day of a month
+    ("What did I do on the first Monday of May?", "2024-05-06", "2024-05-06" + E),
+    ("on the last Friday of the month", "2024-06-28", "2024-06-28" + E),
+    ("the second Tuesday of last month", "2024-05-14", "2024-05-14" + E),
+    ("the first weekend of June 2023", "2023-06-03", "2023-06-04" + E),
+    ("over the last weekend of May 2023", "2023-05-27", "2023-05-28" + E),
+    ("the first Monday of 2023", "2023-01-02", "2023-01-02" + E),
+    ("What did I do on the 15th of last month?", "2024-05-15", "2024-05-15" + E),
+    ("the 3rd of this month", "2024-06-03", "2024-06-03" + E),
     # a bare day joined to a date is of its month
     ("What did I do on May 3rd and 4th?", "2024-05-03", "2024-05-04" + E),
     ("What did we do on the 3rd and 4th of May?", "2024-05-03", "2024-05-04" + E),
@@ -106,3 +115,18 @@ def test_the_unit_holding_now_past_the_calendar_is_no_time(text: str) -> None:
 def test_no_day_joins_a_count() -> None:
     assert window("Did I run 5 or Monday?") is None
     assert window("the end of the month after the wedding") is None
+
+
+@pytest.mark.parametrize("text", ["the fifth Monday of May", "the first Monday of the project"])
+def test_no_nth_weekday_without_a_period_that_holds_it(text: str) -> None:
+    assert window(text) is None
+
+
+def test_a_day_past_the_months_end_leaves_the_month() -> None:
+    # June has 30 days: the month, not the 1st of July
+    july = datetime(2024, 7, 10, tzinfo=UTC)
+    expected = (
+        datetime(2024, 6, 1, tzinfo=UTC),
+        datetime(2024, 6, 30, 23, 59, 59, 999999, tzinfo=UTC),
+    )
+    assert window("on the 31st of last month", july) == expected

@@ -10,8 +10,25 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from hindsight_tools.query.offsets import OFFSET, counted, ends_a_count_range
-from hindsight_tools.query.spans import FLAGS, TICK, Span, shift, split_part, unit_span, upto
-from hindsight_tools.query.time_rules import COUNT, RULES, Handler, count_range
+from hindsight_tools.query.spans import (
+    FLAGS,
+    TICK,
+    Span,
+    day_span,
+    month_start,
+    shift,
+    split_part,
+    unit_span,
+    upto,
+)
+from hindsight_tools.query.time_rules import (
+    COUNT,
+    RULES,
+    WEEKDAY_STEM,
+    WEEKDAYS,
+    Handler,
+    count_range,
+)
 from hindsight_tools.query.window import TimeWindow
 
 __all__ = [
@@ -96,7 +113,10 @@ PART = re.compile(
     r"|(?:(?:in|during) )?(?:the )?(?:first|second|third|fourth|last) week of"
     r"|(?:(?:in|during|on|over) )?the (?:week|weekend) of"
     rf"|(?:(?:in|during|on|over) )?(?:the )?(?P<edge>first|last) (?P<count>{COUNT}) "
-    r"(?P<unit>days|weeks|months) of)(?: |-)",
+    r"(?P<unit>days|weeks|months) of"
+    rf"|(?:(?:on|over|during) )?the (?P<nth>first|second|third|fourth|last) "
+    rf"(?P<day>{WEEKDAY_STEM}|weekend) of"
+    r"|(?:on )?the (?P<date>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th) of)(?: |-)",
     FLAGS,
 )
 # "the beginning of the month": the unit holding now, as "this month" is, unless the words
@@ -149,11 +169,44 @@ def part_at(
             return None
         if m["unit"]:
             span = _edge_units(inner[0], m["edge"].lower(), m["count"], m["unit"].lower())
+        elif m["nth"]:
+            span = _nth_day(inner[0], _NTH[m["nth"].lower()], m["day"].lower())
+        elif m["date"]:
+            span = _day_of_month(inner[0], int(m["date"]))
         else:
             span = split_part(inner[0], _part_name(m["part"]))
     except (ValueError, OverflowError):  # "the weekend of" the last days of year 9999
         return None
     return None if span is None else (span, inner[1])
+
+
+# "the first Monday of May", "the last weekend of the month": the nth such day of the
+# period (a weekend by its Saturday); "the 15th of last month": that day of a month
+_NTH = {"first": 1, "second": 2, "third": 3, "fourth": 4, "last": -1}
+
+
+def _nth_day(x: Span, nth: int, day: str) -> Span | None:
+    """The ``nth`` (-1 the last) weekday ``day``, or weekend, that ``x`` holds; None when
+    it holds fewer."""
+    weekday = 5 if day == "weekend" else WEEKDAYS.index(day)
+    first, last = x.start.date(), x.end.date()
+    if nth > 0:
+        found = first + timedelta(days=(weekday - first.weekday()) % 7 + 7 * (nth - 1))
+    else:
+        found = last - timedelta(days=(last.weekday() - weekday) % 7)
+    if not first <= found <= last:
+        return None
+    return day_span(found, 2 if day == "weekend" else 1)
+
+
+def _day_of_month(x: Span, day: int) -> Span | None:
+    """Day ``day`` of ``x`` when ``x`` is one calendar month; None otherwise."""
+    start = x.start
+    if start != month_start(start.year, start.month) or x.end + TICK != month_start(
+        start.year, start.month + 1
+    ):
+        return None
+    return day_span(start.date().replace(day=day))  # ValueError past its last day
 
 
 def _edge_units(x: Span, edge: str, words: str, unit: str) -> Span | None:

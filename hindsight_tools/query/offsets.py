@@ -56,14 +56,12 @@ from hindsight_tools.query.time_rules import (
     MONTH_ANY,
     NUMBER_WORD,
     WEEKDAY,
+    WEEKDAY_STEM,
     WEEKDAYS,
     count_range,
 )
 
 __all__ = ["OFFSET", "counted", "ends_a_count_range"]
-
-# A weekday's name without the word boundary WEEKDAY ends with, so that a plural follows
-WEEKDAY_STEM = "(?:" + "|".join(WEEKDAYS) + ")"
 
 # The words before X; X itself is read by whoever matched this. A preposition is part of
 # it so that "over the weekend after Thanksgiving" starts where the rule for "over the

@@ -62,6 +62,7 @@ NOT_NAME = r"(?!'s\b)(?!(?-i: [A-Z][a-z]+)'s\b)"
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAYS = "|".join(WEEKDAYS)
 WEEKDAY = rf"(?:{_DAYS})\b"
+WEEKDAY_STEM = rf"(?:{_DAYS})"  # without the boundary, so that a plural or suffix follows
 SEASON = r"(?:spring|summer|autumn|fall|winter)\b"
 MOD = r"(?:last|this past|this|next|past|previous)"
 UNIT = r"(?:hour|day|week|month|year)"
