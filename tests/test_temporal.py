@@ -111,6 +111,13 @@ CASES = [
     ("a few weeks ago", "2024-05-20", "2024-05-26" + E),
     ("a few days back", "2024-06-09", "2024-06-09" + E),
     ("several months ago", "2024-02-01", "2024-04-30" + E),
+    # a range of counts: from the most units back to the fewest
+    ("one or two weeks ago", "2024-05-27", "2024-06-09" + E),
+    ("2-3 days ago", "2024-06-09", "2024-06-10" + E),
+    ("three to four months ago", "2024-02-01", "2024-03-31" + E),
+    ("a month or two ago", "2024-04-01", "2024-05-31" + E),
+    ("a week or so ago", "2024-05-27", "2024-06-09" + E),
+    ("in 2019 - 2 years ago", "2022-01-01", "2022-12-31" + E),  # a year is no count
     # days and parts of days
     ("yesterday", "2024-06-11", "2024-06-11" + E),
     ("What did I eat today?", "2024-06-12", "2024-06-12" + E),

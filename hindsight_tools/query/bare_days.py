@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+from hindsight_tools.query.counts import COUNT
 from hindsight_tools.query.spans import FLAGS, TICK, Span, day_span
-from hindsight_tools.query.time_rules import YEAR
+from hindsight_tools.query.time_rules import UNIT, YEAR
 
 __all__ = ["BARE_DAY", "BARE_DAY_AFTER", "day_after", "day_of"]
 
@@ -17,10 +18,15 @@ __all__ = ["BARE_DAY", "BARE_DAY_AFTER", "day_after", "day_of"]
 BARE_DAY = re.compile(r"(?:the )?(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?", FLAGS)
 
 
-def day_of(text: str, x_at: int, x_end: int, y: Span) -> tuple[Span, int] | None:
-    """A bare day number before a single day ``y``: that day of ``y``'s month."""
+# "2-3 days ago", "1 or 2 weeks after June 5": counts of units, not days of a month
+_UNITS = re.compile(rf"{COUNT} {UNIT}s?\b", FLAGS)
+
+
+def day_of(text: str, x_at: int, x_end: int, y: Span, y_at: int) -> tuple[Span, int] | None:
+    """A bare day number before a single day ``y`` (read from ``y_at``): that day of ``y``'s
+    month; None before a count of units."""
     m = BARE_DAY.fullmatch(text, x_at, x_end)
-    if m is None or y.end + TICK - y.start != timedelta(days=1):
+    if m is None or y.end + TICK - y.start != timedelta(days=1) or _UNITS.match(text, y_at):
         return None
     try:
         start = y.start.replace(day=int(m["day"]))

@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from hindsight_tools.query.counts import COUNT, count_range
 from hindsight_tools.query.offsets import OFFSET, counted, ends_a_count_range
 from hindsight_tools.query.spans import (
     FLAGS,
@@ -21,14 +22,7 @@ from hindsight_tools.query.spans import (
     unit_span,
     upto,
 )
-from hindsight_tools.query.time_rules import (
-    COUNT,
-    RULES,
-    WEEKDAY_STEM,
-    WEEKDAYS,
-    Handler,
-    count_range,
-)
+from hindsight_tools.query.time_rules import RULES, WEEKDAY_STEM, WEEKDAYS, Handler
 from hindsight_tools.query.window import TimeWindow
 
 __all__ = [

@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+from hindsight_tools.query.counts import COUNT, NUMBER_WORD, count_range
 from hindsight_tools.query.holidays import own_day
 from hindsight_tools.query.spans import (
     FLAGS,
@@ -51,15 +52,7 @@ from hindsight_tools.query.spans import (
     shift,
     unit_span,
 )
-from hindsight_tools.query.time_rules import (
-    COUNT,
-    MONTH_ANY,
-    NUMBER_WORD,
-    WEEKDAY,
-    WEEKDAY_STEM,
-    WEEKDAYS,
-    count_range,
-)
+from hindsight_tools.query.time_rules import MONTH_ANY, WEEKDAY, WEEKDAY_STEM, WEEKDAYS
 
 __all__ = ["OFFSET", "counted", "ends_a_count_range"]
 

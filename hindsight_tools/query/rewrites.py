@@ -16,18 +16,11 @@ import unicodedata
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
 
+from hindsight_tools.query.counts import COUNT, count_range
 from hindsight_tools.query.expressions import parse_at
 from hindsight_tools.query.holidays import HOLIDAY_NAME
 from hindsight_tools.query.spans import FLAGS, shift
-from hindsight_tools.query.time_rules import (
-    COUNT,
-    MONTH_FULL,
-    NOT_NAME,
-    SEASON,
-    WEEKDAY,
-    WEEKDAYS,
-    count_range,
-)
+from hindsight_tools.query.time_rules import MONTH_FULL, NOT_NAME, SEASON, WEEKDAY, WEEKDAYS
 
 __all__ = ["pin_relative_names", "pin_relative_times", "rewrite", "spell_out"]
 

@@ -16,6 +16,7 @@ from datetime import date, datetime, timedelta
 
 import dateparser
 
+from hindsight_tools.query.counts import COUNT, NUMBER_WORD, count_range
 from hindsight_tools.query.holidays import HOLIDAY, holiday
 from hindsight_tools.query.spans import (
     FLAGS,
@@ -66,27 +67,6 @@ WEEKDAY_STEM = rf"(?:{_DAYS})"  # without the boundary, so that a plural or suff
 SEASON = r"(?:spring|summer|autumn|fall|winter)\b"
 MOD = r"(?:last|this past|this|next|past|previous)"
 UNIT = r"(?:hour|day|week|month|year)"
-_WORD_NUMBERS = (
-    *("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"),
-    *("eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen"),
-    *("eighteen", "nineteen", "twenty"),
-)
-NUMBER_WORD = {w: n for n, w in enumerate(_WORD_NUMBERS, start=1)} | {"thirty": 30}
-COUNT = (
-    r"(?:(?:a )?couple(?: of)?|(?:a )?few|several|\d{1,6}|"
-    + "|".join(sorted(NUMBER_WORD, key=len, reverse=True))
-    + r"|an|a)\b"
-)
-# couple and few are read as exact counts; several as 2-4 units ("a wider window")
-_FUZZY = {"couple": (2, 2), "few": (3, 3), "several": (2, 4)}
-
-
-def count_range(word: str) -> tuple[int, int]:
-    last = word.lower().replace(" of", "").split()[-1]
-    if last in _FUZZY:
-        return _FUZZY[last]
-    n = int(last) if last.isdigit() else NUMBER_WORD.get(last, 1)
-    return n, n
 
 
 def year_pattern(name: str, *, guard_tail: bool = True) -> str:
@@ -163,6 +143,12 @@ def _recently(m: re.Match[str], now: datetime) -> Span:
 def _ago(m: re.Match[str], now: datetime) -> Span:
     unit = m["unit"].lower()
     fewest, most = count_range(m["n"])
+    if m["n2"] and count_range(m["n2"])[0] > most:  # not "in 2019 - 2 years ago"
+        most = count_range(m["n2"])[1]
+    elif m["n2"]:
+        fewest, most = count_range(m["n2"])
+    if m["more"]:  # "a week or so": one or two
+        most = max(most, 2 if m["more"].lower() == "so" else NUMBER_WORD[m["more"].lower()])
     return Span(
         unit_span(unit, shift(now, unit, -most)).start,
         unit_span(unit, shift(now, unit, -fewest)).end,
@@ -377,7 +363,13 @@ RULES: tuple[Rule, ...] = (
         _day_words,
     ),
     rule("recently", r"\b(?:recently|lately|of late)\b", _recently),
-    rule("ago", rf"\b(?P<n>{COUNT}) (?P<unit>{UNIT})s? (?:ago|back)\b", _ago),
+    rule(
+        "ago",
+        # "two weeks ago", "one or two weeks ago", "2-3 days ago", "a month or two ago"
+        rf"\b(?P<n>{COUNT})(?: ?(?:or|to|-) ?(?P<n2>{COUNT}))? (?P<unit>{UNIT})s?"
+        r"(?: or (?P<more>two|three|so))? (?:ago|back)\b",
+        _ago,
+    ),
     rule(
         "weekly back",
         rf"\b(?P<last>(?:the |these )?(?:last|past|previous) )(?P<n>{COUNT}) "

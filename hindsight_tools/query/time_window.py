@@ -289,7 +289,7 @@ def _range_window(
     bare = BARE_DAY_AFTER.match(text, sep.end()) if y is None else None
     x = parse_at(text, x_at, now, sep.start()) if y or bare else None
     if x is None and y is not None:
-        x = day_of(text, x_at, sep.start(), y[0])
+        x = day_of(text, x_at, sep.start(), y[0], sep.end())
     if y is None and x is not None and bare is not None:
         y = day_after(bare, x[0], HAS_YEAR.search(text, x_at, sep.start()) is not None)
     if x is None or y is None:
