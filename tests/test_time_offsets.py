@@ -36,6 +36,13 @@ OFFSETS = [
     ("last Sunday before October 25, 2022", "2022-10-23", "2022-10-23" + E),
     ("the Monday after Thanksgiving", "2023-11-27", "2023-11-27" + E),
     ("the Friday before Christmas", "2023-12-22", "2023-12-22" + E),
+    ("the Monday before June 7, 2024", "2024-06-03", "2024-06-03" + E),
+    ("the Friday after Thanksgiving", "2023-11-24", "2023-11-24" + E),
+    ("What did she do on Sunday before October 25, 2022?", "2022-10-23", "2022-10-23" + E),
+    ("the first Sunday after October 25, 2022", "2022-10-30", "2022-10-30" + E),
+    # "before last" before a period is "before" it
+    ("the Friday before last Christmas", "2023-12-22", "2023-12-22" + E),
+    ("the Monday before last week", "2024-05-27", "2024-05-27" + E),
     # a holiday of several days is counted from its own day
     ("the day after Christmas", "2023-12-26", "2023-12-26" + E),
     ("the week before Christmas", "2023-12-18", "2023-12-24" + E),

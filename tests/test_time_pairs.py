@@ -6,9 +6,11 @@ The same fixed ``NOW`` and conventions as ``test_temporal.py``: Wednesday 2024-0
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
-from tests.test_temporal import E, assert_exact_window
+from tests.test_temporal import E, assert_exact_window, at, window
 
 PAIRS = [
     # a second expression without its year joins only a first of its own kind: after
@@ -35,6 +37,14 @@ PAIRS = [
     ("What did she do last June and July?", "2023-06-01", "2023-07-31" + E),
     ("last June to August", "2023-06-01", "2023-08-31" + E),
     ("What did I do last Monday and Tuesday?", "2024-06-10", "2024-06-11" + E),
+    # the second not begun before the day of asking: the first one before
+    ("What did I do last Monday through Friday?", "2024-06-03", "2024-06-07" + E),
+    # "and": whichever order is shorter
+    ("last Sunday and Saturday", "2024-06-08", "2024-06-09" + E),
+    ("last fall and summer", "2023-06-01", "2023-11-30" + E),
+    # "fall" as a verb
+    ("What did I do last summer and fall asleep?", "2023-06-01", "2023-08-31" + E),
+    ("in the summer and fall behind", "2024-06-01", "2024-08-31" + E),
     ("last Monday and Tuesday mornings", "2024-06-10", "2024-06-10" + E),
     # a year alone after "and"/"or" is the first's period in that year; after "between"
     # or "-" the range runs to its end
@@ -67,3 +77,26 @@ PAIRS = [
 @pytest.mark.parametrize(("text", "start", "end"), PAIRS, ids=[c[0] for c in PAIRS])
 def test_pair_resolves_to_exact_window(text: str, start: str | None, end: str | None) -> None:
     assert_exact_window(text, start, end)
+
+
+LAST_PAIRS_ASKED = [
+    # the first as "last" reads it, the second from its start, if begun before that day
+    ("last summer and fall", datetime(2024, 10, 15, tzinfo=UTC), "2024-06-01", "2024-11-30" + E),
+    ("last fall and winter", datetime(2024, 1, 15, tzinfo=UTC), "2023-09-01", "2024-02-29" + E),
+    ("last June to August", datetime(2024, 7, 15, tzinfo=UTC), "2023-06-01", "2023-08-31" + E),
+    (
+        "last Monday and Tuesday",
+        datetime(2024, 3, 12, 9, tzinfo=UTC),
+        "2024-03-04",
+        "2024-03-05" + E,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "now", "start", "end"), LAST_PAIRS_ASKED, ids=[c[0] for c in LAST_PAIRS_ASKED]
+)
+def test_names_after_last_are_read_from_the_asking_day(
+    text: str, now: datetime, start: str, end: str
+) -> None:
+    assert window(text, now) == (at(start), at(end))

@@ -39,6 +39,13 @@ PARTS = [
     ("at the beginning of the week", "2024-06-10", "2024-06-12" + E),
     ("at the end of the week", "2024-06-13", "2024-06-16" + E),
     ("at the end of the week before August 3, 2023", "2023-07-27", "2023-07-30" + E),
+    # words after "the week" that name the period win over now's week
+    ("What did I cook at the end of the week, on June 9, 2023?", "2023-06-09", "2023-06-09" + E),
+    (
+        "In the middle of the week at camp in July 2022, what happened?",
+        "2022-07-01",
+        "2022-07-31" + E,
+    ),
     # the nth weekday or weekend of a period, a day of a month
     ("What did I do on the first Monday of May?", "2024-05-06", "2024-05-06" + E),
     ("on the last Friday of the month", "2024-06-28", "2024-06-28" + E),
@@ -86,6 +93,8 @@ def test_the_edge_units_of_a_period(text: str, start: str | None, end: str | Non
         "the first several days of June",  # no one count
         "the first 40 days of June",  # more than June holds
         "the first two weeks of the project",  # no period
+        "What did we decide at the end of the week-long retreat?",
+        "At the start of the week's sprint, who presented?",
     ],
 )
 def test_no_edge_units_without_one_span_that_holds_them(text: str) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from hindsight_tools.query.rewrites import pin_relative_names
 from hindsight_tools.query.time_window import extract_time_window
-from tests.test_temporal import NOW, E, assert_exact_window
+from tests.test_temporal import NOW, E, assert_exact_window, at
 
 IN_UNITS = [
     # a name in a relative year is that name in that year, not its latest occurrence
@@ -193,3 +193,23 @@ def test_an_open_side_past_the_calendar_leaves_the_period_itself(
 ) -> None:
     found = extract_time_window(text, now)
     assert (found.start, found.end) == expected if found else expected is None
+
+
+@pytest.mark.parametrize(
+    ("text", "now", "start", "end"),
+    [
+        # counted back from the latest that has fully ended, not from this year
+        ("two summers ago", datetime(2024, 10, 15, tzinfo=UTC), "2023-06-01", "2023-08-31" + E),
+        (
+            "three Christmases ago",
+            datetime(2024, 12, 28, tzinfo=UTC),
+            "2022-12-24",
+            "2022-12-26" + E,
+        ),
+    ],
+)
+def test_seasons_and_holidays_counted_back_from_the_latest(
+    text: str, now: datetime, start: str, end: str
+) -> None:
+    found = extract_time_window(text, now)
+    assert found is not None and (found.start, found.end) == (at(start), at(end))

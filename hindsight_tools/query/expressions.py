@@ -113,11 +113,15 @@ PART = re.compile(
     r"|(?:on )?the (?P<date>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th) of)(?: |-)",
     FLAGS,
 )
-# "the beginning of the month": the unit holding now, as "this month" is, unless the words
-# after it name the period ("the end of the month in March 2023", "… after the wedding")
+# "the beginning of the month": the unit holding now, as "this month" is, where the
+# sentence goes on after it; not where the words after it name the period ("the end of
+# the month in March 2023", "… after the wedding", "… when we visited Paris", "the week's
+# sprint", "the week-long retreat", "…, on June 9, 2023")
 _THIS_UNIT = re.compile(
-    r"the (?P<unit>week|month|year)\b"
-    r"(?!,? (?:of|in|during|after|before|following|prior|last|this|next)\b|,? (?:'|\d))",
+    r"the (?P<unit>week|month|year)"
+    r"(?=$|[?.!;:)]|,(?! (?:of|in|on|at|during|when|while|after|before|last|this|next)\b"
+    r"|,? (?:'|\d))| (?:and|or|but|so|then|did|do|does|was|were|is|are|had|has|have|what"
+    r"|how|why|for|with)\b)",
     FLAGS,
 )
 # "the end of the year 2023": that year

@@ -62,8 +62,10 @@ __all__ = ["OFFSET", "counted", "ends_a_count_range"]
 OFFSET = re.compile(
     r"(?:\b(?:over|on|at|during|through|in) )?"
     r"(?!the day after tomorrow\b|the day before yesterday\b)"
-    rf"\b(?:(?P<the>the (?:last )?|last )(?P<many>{COUNT} )?"
-    rf"|(?P<upto>up to |within )?(?P<count>{COUNT}) )"
+    rf"\b(?:(?P<the>the (?:last |first |next )?|last )(?P<many>{COUNT} )?"
+    rf"|(?P<upto>up to |within )?(?P<count>{COUNT}) "
+    # a weekday needs no "the": "on Sunday before October 25, 2022"
+    rf"|(?=(?:{WEEKDAY_STEM}) (?:after|following|before|prior to) ))"
     rf"(?P<unit>day|week|weekend|month|year|{WEEKDAY_STEM})(?P<plural>s)? "
     r"(?P<dir>after|following|before|prior to) ",
     FLAGS,

@@ -184,7 +184,9 @@ _WEEK_THEN_DAY = re.compile(rf"\b{_WEEK} (?:on )?(?P<name>{WEEKDAY}){NOT_NAME}",
 # Monday", as "the week before last" is the week before last week
 _BEFORE_LAST = re.compile(
     rf"\bthe (?P<name>(?:{MONTH_FULL}|{SEASON}|{WEEKDAY}|{HOLIDAY_NAME}){NOT_NAME}) "
-    r"before last\b",
+    # not "the Friday before last Christmas", "… before last week": a period counted from
+    rf"before last\b(?! (?:week|weekend|month|year|{MONTH_FULL}|{SEASON}|{WEEKDAY}"
+    rf"|{HOLIDAY_NAME}))",
     FLAGS,
 )
 # "two summers ago", "three Christmases ago": the one so many before the latest, as "the

@@ -25,6 +25,8 @@ Conventions
 * "N units ago" is the whole calendar unit holding now - N units: "3 days ago" that day,
   "3 weeks ago" that Monday-Sunday week, "2 months ago" that month, "2 years ago" that
   calendar year. "a couple" is 2, "a few" 3, "several" 2 to 4 units back (4 when rolling).
+  A range of counts ("one or two weeks ago", "2-3 days ago", "a month or two ago", "a
+  week or so ago") runs from the most units back to the fewest.
 * "two Fridays ago" is the Friday a week before last Friday; "two weekends ago" the weekend
   of the week two weeks ago; "the last two weekends" both weekends before this week, "the
   past three Fridays" the three before today (:mod:`hindsight_tools.query.weekly`).
@@ -33,10 +35,13 @@ Conventions
   days either side, "this time last week" and "a year ago today" the day; after "since",
   "until", "between", … it is the day ("since this time last year").
 * "the week/weekend/month/year before last": two calendar units back; "after next" two
-  ahead. "The summer/March/Monday/Christmas before last" is the one before "last X".
+  ahead. "The summer/March/Monday/Christmas before last" is the one before "last X", "two
+  summers ago", "three Christmases ago" the one so many before the latest.
 * "the U after/before X", "N Us after/before X" (U a day, week, weekend, month or year)
   are calendar units counted from the one X ends or starts in: "the week before August 3,
-  2023" is July 24-30 (:mod:`hindsight_tools.query.offsets`).
+  2023" is July 24-30 (:mod:`hindsight_tools.query.offsets`); a weekday so counted is that
+  one day ("(the) Sunday before October 25, 2022" is October 23, "the first Sunday after"
+  it October 30).
 * A name in a relative unit is that name in that unit: "March of last year", "last year
   in March", "in the summer two years ago", "Christmas of the year before last", "on
   Monday of last week", "Tuesday last week", "Friday two weeks ago" (pinned to a year or a
@@ -54,15 +59,19 @@ Conventions
   morning ("last night" = yesterday 18:00 .. today 05:59:59.999999).
 * "early/mid/late X" take X's thirds (a year Jan-Apr / May-Aug / Sep-Dec, a month days
   1-10 / 11-20 / 21-end, a decade 0-3 / 4-6 / 7-9); "the beginning/middle/end of X" are
-  the same thirds, "the first/second half of X" its halves. "The first/second/third/
+  the same thirds, "the first/second half of X" its halves; of a Monday-Sunday week
+  Monday-Wednesday / Tuesday-Thursday / Thursday-Sunday, halves Monday-Wednesday and
+  Thursday-Sunday. "The first/…/fourth/last Monday (or weekend) of X" is that day of it
+  ("the last Friday of the month"), "the 15th of last month" that day. "The first/second/third/
   fourth week of" a month, season, quarter or year are its days 1-7 / 8-14 / 15-21 /
   22-28, "the last week of" it its last seven days; "the week of" a day is that day's
   Monday-Sunday week. "The first/last N days, weeks or months of" a period are counted
   from its start or end, weeks as seven days ("the first two weeks of March" is March
-  1-14, "the first few days of June" June 1-3), when they fit in it. "The month" and "the
-  year" after a part ("the beginning of the month", "the first 3 days of the month"), and
-  "the week" after a count of its days, are the ones holding now, even when they are not
-  over; "the end of the year 2023" is that year's. A fortnight is two weeks ("the last
+  1-14, "the first few days of June" June 1-3), when they fit in it. "The week", "the
+  month" and "the year" after a part ("the beginning of the month", "the end of the
+  week?") are the ones holding now, even when they are not over, where the sentence goes
+  on after them; words after them that name the period win ("the end of the week, on June
+  9, 2023", "the week-long retreat"); "the end of the year 2023" is that year's. A fortnight is two weeks ("the last
   fortnight", "a fortnight ago").
 * "2023-06" (ISO 8601's year-month), "2023/06" and "06/2023" are that month; "H1 2023",
   "2023 H2" a half year, "H1 and H2 2023" both (a half without its year is no time: "an
@@ -74,8 +83,12 @@ Conventions
   a time word ("in January and February", "on Monday and Tuesday", "in spring and
   summer", "in Q1 and Q2"; joined by "and"/"or" in whichever order is nearer: "on Friday
   or Thursday" asked on a Wednesday is the two days just gone; after a first with its
-  year, "in January 2023 and March", the second is the first such after it); "in June and
-  fall asleep" is June, "on Tuesday and Thursday mornings" a habit read as Tuesday, and
+  year, "in January 2023 and March", the second is the first such after it; after "last",
+  "last summer and fall", the first as "last" reads it and the second the first such from
+  its start that began before the day of asking, else the pair before: "last Monday
+  through Friday" asked on a Tuesday is the week before; with "and"/"or" whichever order
+  is shorter). A year alone after "and"/"or" takes the first's name ("the spring of 2023
+  and 2024" ends with the spring of 2024). "In June and fall asleep" is June, "on Tuesday and Thursday mornings" a habit read as Tuesday, and
   "May and June" alone are people. A bare day
   before a date is of that date's month, and must not come after it ("1-15 May 2023");
   "May 1-15, 2023" is those days too, and so are "the 3rd and 4th of May"; a bare day
@@ -104,9 +117,8 @@ from __future__ import annotations
 
 import itertools
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
-from hindsight_tools.query.bare_days import BARE_DAY, BARE_DAY_AFTER, day_after, day_of
 from hindsight_tools.query.expressions import (
     MAX_TRIES_PER_RULE,
     PART,
@@ -119,15 +131,12 @@ from hindsight_tools.query.expressions import (
 )
 from hindsight_tools.query.habits import names_a_habit
 from hindsight_tools.query.offsets import OFFSET
+from hindsight_tools.query.pairs import find_named_pair
+from hindsight_tools.query.ranges import find_joined, find_range
 from hindsight_tools.query.rewrites import pin_relative_times, spell_out
-from hindsight_tools.query.spans import FLAGS, HAS_YEAR, TICK, Span, shift
+from hindsight_tools.query.spans import FLAGS
 from hindsight_tools.query.time_rules import (
-    MONTH_FULL,
-    NOT_NAME,
     RULES,
-    SEASON,
-    WEEKDAY,
-    YEAR,
     Rule,
 )
 from hindsight_tools.query.told import told_on
@@ -248,221 +257,12 @@ def _counted(text: str, now: datetime) -> Found | None:
     return None
 
 
-_RANGE = re.compile(r"\b(?P<kw>between|from) ", FLAGS)
-_RANGE_SEP = re.compile(r" (?:and|to|till|until|through|thru) | ?- ?", FLAGS)
-_ONWARDS = re.compile(r" on(?:wards?)?\b", FLAGS)
-_PRESENT = re.compile(r"(?:now|the present|present|date)\b", FLAGS)
-_MAX_RANGE_START = 60  # characters of X to look through for "and"/"to"
-
-
-def _range(text: str, now: datetime) -> Found | None:
-    for m in itertools.islice(_RANGE.finditer(text), MAX_TRIES_PER_RULE):
-        seps = _RANGE_SEP.finditer(text, m.end(), m.end() + _MAX_RANGE_START)
-        for sep in itertools.islice(seps, MAX_TRIES_PER_RULE):
-            found = _range_window(text, m.end(), sep, now)
-            if found is not None:
-                return m.start(), found[1] - m.start(), found[0]
-        first = parse_at(text, m.end(), now) if m["kw"].lower() == "from" else None
-        onwards = _ONWARDS.match(text, first[1]) if first else None
-        if first and onwards:
-            return m.start(), onwards.end() - m.start(), TimeWindow(first[0].start, None)
-    return None
-
-
-def _range_window(
-    text: str,
-    x_at: int,
-    sep: re.Match[str],
-    now: datetime,
-    y: tuple[Span, int] | None = None,
-    *,
-    same_name: bool = False,
-) -> tuple[TimeWindow, int] | None:
-    """X from ``x_at`` to ``sep``, Y after it (``y`` when already read): their hull. With
-    ``same_name``, a Y of a year alone is X's period in that year ("in the spring of 2023
-    and 2024" ends with the spring of 2024)."""
-    if y is None:
-        y = parse_at(text, sep.end(), now)
-    if y is None:
-        present = _PRESENT.match(text, sep.end())
-        y = (Span(now, now), present.end()) if present else None
-    bare = BARE_DAY_AFTER.match(text, sep.end()) if y is None else None
-    x = parse_at(text, x_at, now, sep.start()) if y or bare else None
-    if x is None and y is not None:
-        x = day_of(text, x_at, sep.start(), y[0], sep.end())
-    if y is None and x is not None and bare is not None:
-        y = day_after(bare, x[0], HAS_YEAR.search(text, x_at, sep.start()) is not None)
-    if x is None or y is None:
-        return None
-    if same_name and _YEAR_ALONE.fullmatch(text, sep.end(), y[1]):
-        moved = _in_year(text[x_at : sep.start()], text[sep.end() : y[1]], now)
-        y = y if moved is None else (moved, y[1])
-    (y_start, y_end), stop = y
-    x_start, x_end = x[0]
-    if not HAS_YEAR.search(text, x_at, sep.start()) and (
-        x_start > y_end or HAS_YEAR.search(text, sep.end(), stop)
-    ):
-        # "between March and May 2023": March of 2023, the one before May 2023 ends
-        anchored = parse_at(text, x_at, y_end, sep.start())
-        x_start, x_end = anchored[0] if anchored else (x_start, x_end)
-    return TimeWindow(min(x_start, y_start), max(x_end, y_end)), stop
-
-
-_YEAR_ALONE = re.compile(YEAR, FLAGS)
-
-
-def _in_year(x_text: str, year: str, now: datetime) -> Span | None:
-    """The period ``x_text`` names, in ``year`` instead of its own; None when it names
-    no year or is read otherwise."""
-    years = list(_YEAR_ALONE.finditer(x_text))
-    if not years:
-        return None
-    last = years[-1]
-    moved = x_text[: last.start()] + year + x_text[last.end() :]
-    found = parse_at(moved, 0, now)
-    return None if found is None or found[1] != len(moved) else found[0]
-
-
-# "June-July 2023", "spring and summer 2023", "January or February 2024", "1-15 May 2023":
-# two expressions joined, read as from the first to the second, the first placed before
-# the second ends when it has no year (as after "between"). Only a second that names its
-# year joins, or a bare day of its month before or after a date ("the 3rd and 4th of May",
-# "May 3rd and 4th"): after "and", "fall", "may" and "date" are as often words, "May and
-# June" people, and a second without a year would be read against now, not after the first.
-_JOIN = re.compile(r" ?[-/&] ?| (?:and|or|to|through|thru|till|until) ", FLAGS)
-_MAX_JOINED = 45  # characters of the first expression to look back through
-
-
-def _joined(text: str, now: datetime) -> Found | None:
-    for sep in itertools.islice(_JOIN.finditer(text), MAX_TRIES_PER_RULE):
-        y = parse_at(text, sep.end(), now)
-        if y is None and (
-            _EITHER_ORDER.fullmatch(sep.group()) is None
-            or BARE_DAY_AFTER.match(text, sep.end()) is None
-        ):
-            continue  # "on May 3rd and 4th": a bare day after a date is read by its month
-        # a second without its year joins only as a day to a bare day: "the 3rd and 4th of
-        # May", not "my top 3 and yesterday's"
-        bare_first = y is not None and not HAS_YEAR.search(text, sep.end(), y[1])
-        if bare_first and not BARE_DAY.match(text, sep.end()):
-            continue
-        lookback = max(0, sep.start() - _MAX_JOINED)
-        starts = [p for p in range(lookback, sep.start()) if p == 0 or text[p - 1] == " "]
-        for x_at in starts:  # the longest first expression first
-            if bare_first and not BARE_DAY.fullmatch(text, x_at, sep.start()):
-                continue
-            found = _range_window(
-                text, x_at, sep, now, y, same_name=_EITHER_ORDER.fullmatch(sep.group()) is not None
-            )
-            if found is not None:
-                return x_at, found[1] - x_at, found[0]
-    return None
-
-
-# "in January and February", "on Monday and Tuesday": two names of one kind after a word
-# that makes the first a time ("in Monday standups" is a meeting), the second without a
-# year. Of one kind, since after "and" a look-alike is as often a word ("in June and fall
-# asleep"); not before a habit ("on Tuesday and Thursday mornings").
-_MONTHS_SEASONS = r"\b(?:in|during|throughout|around|over) (?P<the>the )?"
-_FIRST_YEAR = rf"(?P<xy>,? (?:of )?{YEAR})?"
-# "last summer and fall", "last June to August": the first as "last" reads it, the second
-# from the first's start ("last fall and winter" asked in March is September to February)
-_LAST = r"\b(?P<last>last |this past )"
-_PAIR_KINDS = (
-    (_MONTHS_SEASONS, rf"{MONTH_FULL}{NOT_NAME}", _FIRST_YEAR),
-    (_MONTHS_SEASONS, rf"{SEASON}{NOT_NAME}", _FIRST_YEAR),
-    (r"\b(?:on|over|during) ", WEEKDAY, ""),
-    (_MONTHS_SEASONS, r"Q[1-4]\b", _FIRST_YEAR),
-    (_LAST, rf"{MONTH_FULL}{NOT_NAME}", ""),
-    (_LAST, rf"{SEASON}{NOT_NAME}", ""),
-    (_LAST, WEEKDAY, ""),
-)
-_HABIT = (
-    r"(?! (?:mornings|afternoons|evenings|nights|semesters?|terms?|classes|courses|sessions"
-    r"|shifts|standups?|meetings|lessons|sales|schedules?)\b)"
-)
-_PAIRS = tuple(
-    re.compile(
-        rf"{context}(?P<x>{kind}){year}(?:{_JOIN.pattern})(?:the )?(?P<y>{kind})"
-        rf"(?!,? (?:of )?\d){_HABIT}",
-        FLAGS,
-    )
-    for context, kind, year in _PAIR_KINDS
-)
-# "and", "or": the two in either order, whichever is nearer ("on Friday or Thursday" asked
-# on a Wednesday is the Thursday and Friday just gone); "-", "to": from the first to the second
-_EITHER_ORDER = re.compile(r" ?& ?| (?:and|or) ", FLAGS)
-
-
-def _named_pair(text: str, now: datetime) -> Found | None:
-    found: list[Found] = []
-    for pattern in _PAIRS:
-        for m in itertools.islice(pattern.finditer(text), MAX_TRIES_PER_RULE):
-            # where a rule reading the first alone would start: "the summer of 2021"
-            groups = m.groupdict()
-            at = (
-                m.start("the")
-                if groups.get("the")
-                else m.start("last" if groups.get("last") else "x")
-            )
-            if groups.get("xy") or groups.get("last"):
-                window = _after_first(text, m, at, m.end("xy" if groups.get("xy") else "x"), now)
-                if window is not None:
-                    found.append((at, window[1] - at, window[0]))
-                    break
-                continue
-            sep = _JOIN.match(text, m.end("x"))
-            window = _range_window(text, m.start("x"), sep, now) if sep else None
-            if window is None:
-                continue
-            if _EITHER_ORDER.fullmatch(text, m.end("x"), m.start("y")):
-                swapped = _reversed_pair(text, m, now)
-                window = min(window, swapped or window, key=lambda w: _length(w[0]))
-            found.append((at, window[1] - at, window[0]))
-            break
-    return min(found, key=lambda f: (f[0], -f[1]), default=None)
-
-
-def _reversed_pair(text: str, m: re.Match[str], now: datetime) -> tuple[TimeWindow, int] | None:
-    """The first name's latest occurrence and the second's just before it ends."""
-    x = parse_at(text, m.start("x"), now, m.end("x"))
-    y = parse_at(text, m.start("y"), x[0].end, m.end("y")) if x else None
-    if x is None or y is None:
-        return None
-    return TimeWindow(min(x[0].start, y[0].start), max(x[0].end, y[0].end)), m.end("y")
-
-
-def _after_first(
-    text: str, m: re.Match[str], x_at: int, x_end: int, now: datetime
-) -> tuple[TimeWindow, int] | None:
-    """The first name with its year or "last" (the words from ``x_at`` to ``x_end``), and
-    the first occurrence of the second from its start."""
-    x = parse_at(text, x_at, now, x_end)
-    if x is None:
-        return None
-    # the latest second name begun within a year (a week, of a weekday) of the first's start
-    unit = "week" if re.fullmatch(WEEKDAY, m["y"], FLAGS) else "year"
-    try:
-        within = shift(x[0].start, unit, 1) - TICK
-    except (ValueError, OverflowError):  # year 9999
-        return None
-    y = parse_at(text, m.start("y"), within, m.end("y"))
-    if y is None or y[0].start < x[0].start:
-        return None
-    return TimeWindow(x[0].start, max(x[0].end, y[0].end)), m.end("y")
-
-
-def _length(window: TimeWindow) -> timedelta:
-    days = window.days()
-    return timedelta.max if days is None else timedelta(days=days)
-
-
 _FINDERS: tuple[Finder, ...] = (
-    _range,
+    find_range,
     _counted,
     _open_ended,
     _parts,
-    _joined,
-    _named_pair,
+    find_joined,
+    find_named_pair,
     *(_simple(r) for r in RULES),
 )

@@ -1,0 +1,133 @@
+"""Two expressions joined into one window: "between X and Y", "from X to Y", and without
+"between" ("June-July 2023", "spring and summer 2023", "1-15 May 2023", "the spring of
+2023 and 2024"). Finders of :mod:`hindsight_tools.query.time_window`, whose docstring
+states the conventions."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from datetime import datetime
+
+from hindsight_tools.query.bare_days import BARE_DAY, BARE_DAY_AFTER, day_after, day_of
+from hindsight_tools.query.expressions import MAX_TRIES_PER_RULE, Found, parse_at
+from hindsight_tools.query.spans import FLAGS, HAS_YEAR, Span
+from hindsight_tools.query.time_rules import YEAR
+from hindsight_tools.query.window import TimeWindow
+
+__all__ = ["EITHER_ORDER", "JOIN", "find_joined", "find_range", "range_window"]
+
+_RANGE = re.compile(r"\b(?P<kw>between|from) ", FLAGS)
+_RANGE_SEP = re.compile(r" (?:and|to|till|until|through|thru) | ?- ?", FLAGS)
+_ONWARDS = re.compile(r" on(?:wards?)?\b", FLAGS)
+_PRESENT = re.compile(r"(?:now|the present|present|date)\b", FLAGS)
+_MAX_RANGE_START = 60  # characters of X to look through for "and"/"to"
+
+
+def find_range(text: str, now: datetime) -> Found | None:
+    for m in itertools.islice(_RANGE.finditer(text), MAX_TRIES_PER_RULE):
+        seps = _RANGE_SEP.finditer(text, m.end(), m.end() + _MAX_RANGE_START)
+        for sep in itertools.islice(seps, MAX_TRIES_PER_RULE):
+            found = range_window(text, m.end(), sep, now)
+            if found is not None:
+                return m.start(), found[1] - m.start(), found[0]
+        first = parse_at(text, m.end(), now) if m["kw"].lower() == "from" else None
+        onwards = _ONWARDS.match(text, first[1]) if first else None
+        if first and onwards:
+            return m.start(), onwards.end() - m.start(), TimeWindow(first[0].start, None)
+    return None
+
+
+def range_window(
+    text: str,
+    x_at: int,
+    sep: re.Match[str],
+    now: datetime,
+    y: tuple[Span, int] | None = None,
+    *,
+    same_name: bool = False,
+) -> tuple[TimeWindow, int] | None:
+    """X from ``x_at`` to ``sep``, Y after it (``y`` when already read): their hull. With
+    ``same_name``, a Y of a year alone is X's period in that year ("in the spring of 2023
+    and 2024" ends with the spring of 2024)."""
+    if y is None:
+        y = parse_at(text, sep.end(), now)
+    if y is None:
+        present = _PRESENT.match(text, sep.end())
+        y = (Span(now, now), present.end()) if present else None
+    bare = BARE_DAY_AFTER.match(text, sep.end()) if y is None else None
+    x = parse_at(text, x_at, now, sep.start()) if y or bare else None
+    if x is None and y is not None:
+        x = day_of(text, x_at, sep.start(), y[0], sep.end())
+    if y is None and x is not None and bare is not None:
+        y = day_after(bare, x[0], HAS_YEAR.search(text, x_at, sep.start()) is not None)
+    if x is None or y is None:
+        return None
+    if same_name and _YEAR_ALONE.fullmatch(text, sep.end(), y[1]):
+        moved = _in_year(text[x_at : sep.start()], text[sep.end() : y[1]], now)
+        y = y if moved is None else (moved, y[1])
+    (y_start, y_end), stop = y
+    x_start, x_end = x[0]
+    if not HAS_YEAR.search(text, x_at, sep.start()) and (
+        x_start > y_end or HAS_YEAR.search(text, sep.end(), stop)
+    ):
+        # "between March and May 2023": March of 2023, the one before May 2023 ends
+        anchored = parse_at(text, x_at, y_end, sep.start())
+        x_start, x_end = anchored[0] if anchored else (x_start, x_end)
+    return TimeWindow(min(x_start, y_start), max(x_end, y_end)), stop
+
+
+_YEAR_ALONE = re.compile(YEAR, FLAGS)
+
+
+def _in_year(x_text: str, year: str, now: datetime) -> Span | None:
+    """The period ``x_text`` names, in ``year`` instead of its own; None when it names
+    no year or is read otherwise."""
+    years = list(_YEAR_ALONE.finditer(x_text))
+    if not years:
+        return None
+    last = years[-1]
+    moved = x_text[: last.start()] + year + x_text[last.end() :]
+    found = parse_at(moved, 0, now)
+    return None if found is None or found[1] != len(moved) else found[0]
+
+
+# "June-July 2023", "spring and summer 2023", "January or February 2024", "1-15 May 2023":
+# two expressions joined, read as from the first to the second, the first placed before
+# the second ends when it has no year (as after "between"). Only a second that names its
+# year joins, or a bare day of its month before or after a date ("the 3rd and 4th of May",
+# "May 3rd and 4th"): after "and", "fall", "may" and "date" are as often words, "May and
+# June" people, and a second without a year would be read against now, not after the first.
+JOIN = re.compile(r" ?[-/&] ?| (?:and|or|to|through|thru|till|until) ", FLAGS)
+_MAXJOINED = 45  # characters of the first expression to look back through
+
+
+def find_joined(text: str, now: datetime) -> Found | None:
+    for sep in itertools.islice(JOIN.finditer(text), MAX_TRIES_PER_RULE):
+        y = parse_at(text, sep.end(), now)
+        if y is None and (
+            EITHER_ORDER.fullmatch(sep.group()) is None
+            or BARE_DAY_AFTER.match(text, sep.end()) is None
+        ):
+            continue  # "on May 3rd and 4th": a bare day after a date is read by its month
+        # a second without its year joins only as a day to a bare day: "the 3rd and 4th of
+        # May", not "my top 3 and yesterday's"
+        bare_first = y is not None and not HAS_YEAR.search(text, sep.end(), y[1])
+        if bare_first and not BARE_DAY.match(text, sep.end()):
+            continue
+        lookback = max(0, sep.start() - _MAXJOINED)
+        starts = [p for p in range(lookback, sep.start()) if p == 0 or text[p - 1] == " "]
+        for x_at in starts:  # the longest first expression first
+            if bare_first and not BARE_DAY.fullmatch(text, x_at, sep.start()):
+                continue
+            found = range_window(
+                text, x_at, sep, now, y, same_name=EITHER_ORDER.fullmatch(sep.group()) is not None
+            )
+            if found is not None:
+                return x_at, found[1] - x_at, found[0]
+    return None
+
+
+# "and", "or": the two in either order, whichever is nearer ("on Friday or Thursday" asked
+# on a Wednesday is the Thursday and Friday just gone); "-", "to": from the first to the second
+EITHER_ORDER = re.compile(r" ?& ?| (?:and|or) ", FLAGS)
