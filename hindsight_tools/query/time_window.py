@@ -62,17 +62,17 @@ Conventions
   the same thirds, "the first/second half of X" its halves; of a Monday-Sunday week
   Monday-Wednesday / Tuesday-Thursday / Thursday-Sunday, halves Monday-Wednesday and
   Thursday-Sunday. "The first/…/fourth/last Monday (or weekend) of X" is that day of it
-  ("the last Friday of the month"), "the 15th of last month" that day. "The first/second/third/
-  fourth week of" a month, season, quarter or year are its days 1-7 / 8-14 / 15-21 /
-  22-28, "the last week of" it its last seven days; "the week of" a day is that day's
+  ("the last Friday of the month"), "the 15th of last month" that day. "The
+  first/second/third/fourth week of" a month, season, quarter or year are its days 1-7 /
+  8-14 / 15-21 / 22-28, "the last week of" it its last seven days; "the week of" a day is that day's
   Monday-Sunday week. "The first/last N days, weeks or months of" a period are counted
   from its start or end, weeks as seven days ("the first two weeks of March" is March
   1-14, "the first few days of June" June 1-3), when they fit in it. "The week", "the
   month" and "the year" after a part ("the beginning of the month", "the end of the
   week?") are the ones holding now, even when they are not over, where the sentence goes
   on after them; words after them that name the period win ("the end of the week, on June
-  9, 2023", "the week-long retreat"); "the end of the year 2023" is that year's. A fortnight is two weeks ("the last
-  fortnight", "a fortnight ago").
+  9, 2023", "the week-long retreat"); "the end of the year 2023" is that year's. A
+  fortnight is two weeks ("the last fortnight", "a fortnight ago").
 * "2023-06" (ISO 8601's year-month), "2023/06" and "06/2023" are that month; "H1 2023",
   "2023 H2" a half year, "H1 and H2 2023" both (a half without its year is no time: "an
   H1 visa", "after H1, use H2").
@@ -88,9 +88,10 @@ Conventions
   its start that began before the day of asking, else the pair before: "last Monday
   through Friday" asked on a Tuesday is the week before; with "and"/"or" whichever order
   is shorter). A year alone after "and"/"or" takes the first's name ("the spring of 2023
-  and 2024" ends with the spring of 2024). "In June and fall asleep" is June, "on Tuesday and Thursday mornings" a habit read as Tuesday, and
-  "May and June" alone are people. A bare day
-  before a date is of that date's month, and must not come after it ("1-15 May 2023");
+  and 2024" ends with the spring of 2024). "In June and fall asleep" is June, "on
+  Tuesday and Thursday mornings" a habit read as Tuesday, and "May and June" alone are
+  people. A bare day before a date is of that date's month, and must not come after it
+  ("1-15 May 2023");
   "May 1-15, 2023" is those days too, and so are "the 3rd and 4th of May"; a bare day
   after a date ("between June 3 and 5", "March 3 and 5, 2023", "on May 3rd and 4th") is of
   its month and not before it, when the question goes on after it ("and 5 pm", "and 5
