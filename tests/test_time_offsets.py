@@ -140,3 +140,21 @@ def test_a_part_does_not_count_as_a_level() -> None:
 
 def test_four_deep_is_read() -> None:
     assert window("the day after " * 4 + "Christmas") == (at("2023-12-29"), at("2023-12-29" + E))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What did I do Monday after work?",
+        "Did Caroline go hiking Saturday after the storm?",
+        "Melanie said she painted Sunday before her kids woke up.",
+    ],
+)
+def test_a_weekday_counted_from_no_time_is_no_time(text: str) -> None:
+    assert window(text) is None
+
+
+def test_a_weekday_is_not_counted_from_a_possessive() -> None:
+    # "yesterday's meeting" is no time to count from: "on Monday" alone, the one just gone
+    text = "Did I go to the gym on Monday after yesterday's meeting?"
+    assert window(text) == (at("2024-06-10"), at("2024-06-10" + E))

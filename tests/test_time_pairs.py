@@ -39,12 +39,13 @@ PAIRS = [
     ("What did I do last Monday and Tuesday?", "2024-06-10", "2024-06-11" + E),
     # the second not begun before the day of asking: the first one before
     ("What did I do last Monday through Friday?", "2024-06-03", "2024-06-07" + E),
-    # "and": whichever order is shorter
+    # "and": either order, the one with more names as "last" alone reads them
     ("last Sunday and Saturday", "2024-06-08", "2024-06-09" + E),
-    ("last fall and summer", "2023-06-01", "2023-11-30" + E),
+    ("last fall and summer", "2023-09-01", "2024-08-31" + E),
     # "fall" as a verb
     ("What did I do last summer and fall asleep?", "2023-06-01", "2023-08-31" + E),
     ("in the summer and fall behind", "2024-06-01", "2024-08-31" + E),
+    ("What did I do last summer and fall over the holidays?", "2023-06-01", "2023-11-30" + E),
     ("last Monday and Tuesday mornings", "2024-06-10", "2024-06-10" + E),
     # a year alone after "and"/"or" is the first's period in that year; after "between"
     # or "-" the range runs to its end
@@ -84,12 +85,22 @@ LAST_PAIRS_ASKED = [
     ("last summer and fall", datetime(2024, 10, 15, tzinfo=UTC), "2024-06-01", "2024-11-30" + E),
     ("last fall and winter", datetime(2024, 1, 15, tzinfo=UTC), "2023-09-01", "2024-02-29" + E),
     ("last June to August", datetime(2024, 7, 15, tzinfo=UTC), "2023-06-01", "2023-08-31" + E),
+    # either order: the one with more names as "last" alone reads them, else as written
     (
         "last Monday and Tuesday",
         datetime(2024, 3, 12, 9, tzinfo=UTC),
-        "2024-03-04",
-        "2024-03-05" + E,
+        "2024-03-05",
+        "2024-03-11" + E,
     ),
+    (
+        "last Monday and Friday",
+        datetime(2024, 6, 15, 9, tzinfo=UTC),
+        "2024-06-10",
+        "2024-06-14" + E,
+    ),
+    ("last spring and fall", datetime(2024, 12, 10, tzinfo=UTC), "2024-03-01", "2024-11-30" + E),
+    ("last summer and winter", datetime(2024, 10, 15, tzinfo=UTC), "2023-12-01", "2024-08-31" + E),
+    ("last July and January", datetime(2025, 2, 10, tzinfo=UTC), "2024-07-01", "2025-01-31" + E),
 ]
 
 

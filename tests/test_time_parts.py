@@ -46,6 +46,12 @@ PARTS = [
         "2022-07-01",
         "2022-07-31" + E,
     ),
+    # other words after it: now's unit
+    ("What did I do on the last Friday of the month at work?", "2024-06-28", "2024-06-28" + E),
+    ("in the last week of the month at home", "2024-06-24", "2024-06-30" + E),
+    ("What have I spent from the start of the year to now?", "2024-01-01", "2024-06-12T15:30"),
+    ("What did I buy at the end of the month, on payday?", "2024-06-21", "2024-06-30" + E),
+    ("What did I do at the end of the week at the cafe?", "2024-06-13", "2024-06-16" + E),
     # the nth weekday or weekend of a period, a day of a month
     ("What did I do on the first Monday of May?", "2024-05-06", "2024-05-06" + E),
     ("on the last Friday of the month", "2024-06-28", "2024-06-28" + E),

@@ -71,6 +71,20 @@ def test_the_whole_period_named_leads(
     assert {m.id for m in result.memories[: len(expected)]} == expected
 
 
+def test_two_names_after_last_lead(engine: MemoryEngine, demo: str) -> None:
+    # read alone, "last summer" would leave out the fall: Priya's Harbor Labs offer
+    question = "What did Priya do last summer and fall?"
+    result = engine.recall(demo, question, query_timestamp=datetime(2024, 3, 1))
+    assert SUMMER_2023 | {"demo-16"} <= {m.id for m in result.memories[:5]}
+
+
+def test_a_weekday_counted_from_a_date_is_that_day(engine: MemoryEngine, demo: str) -> None:
+    # read as "after July 1, 2023", every later memory would be in the window
+    question = "What did Priya do on the Saturday after July 1, 2023?"
+    result = engine.recall(demo, question, query_timestamp=DEMO_NOW)
+    assert result.memories[0].id == "demo-13"  # the Dolomites, from Saturday July 8
+
+
 def test_a_relative_period_resolves_against_the_query_time(engine: MemoryEngine, demo: str) -> None:
     spring = _in("2025-03-01", "2025-06-01")
     assert len(spring) >= 4

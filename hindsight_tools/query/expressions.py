@@ -13,6 +13,7 @@ from hindsight_tools.query.counts import COUNT, count_range
 from hindsight_tools.query.offsets import OFFSET, counted, ends_a_count_range
 from hindsight_tools.query.spans import (
     FLAGS,
+    HAS_YEAR,
     TICK,
     Span,
     day_span,
@@ -97,6 +98,8 @@ def _counted_at(
     x = parse_at(text, m.end(), now, endpos, nested=nested + 1)
     if x is None:
         return None
+    if text.startswith("'s", x[1]):  # "after yesterday's meeting": X names no time
+        return None
     span = counted(m, x[0], text[m.end() : x[1]], text[x[1] : x[1] + 12])
     return None if span is None else (span, x[1])
 
@@ -113,17 +116,17 @@ PART = re.compile(
     r"|(?:on )?the (?P<date>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th) of)(?: |-)",
     FLAGS,
 )
-# "the beginning of the month": the unit holding now, as "this month" is, where the
-# sentence goes on after it; not where the words after it name the period ("the end of
-# the month in March 2023", "… after the wedding", "… when we visited Paris", "the week's
-# sprint", "the week-long retreat", "…, on June 9, 2023")
+# "the beginning of the month": the unit holding now, as "this month" is, unless the words
+# after it name the period: "the end of the month in March 2023", "… after the wedding",
+# "… when we visited Paris", "the week's sprint", "the week-long retreat", or a year later
+# in its clause ("the end of the week, on June 9, 2023"; checked in part_at)
 _THIS_UNIT = re.compile(
-    r"the (?P<unit>week|month|year)"
-    r"(?=$|[?.!;:)]|,(?! (?:of|in|on|at|during|when|while|after|before|last|this|next)\b"
-    r"|,? (?:'|\d))| (?:and|or|but|so|then|did|do|does|was|were|is|are|had|has|have|what"
-    r"|how|why|for|with)\b)",
+    r"the (?P<unit>week|month|year)\b"
+    r"(?!-|'s\b|,? (?:of|in|during|after|before|following|prior|last|this|next|when|while"
+    r"|where|that|which)\b|,? (?:'|\d))",
     FLAGS,
 )
+_CLAUSE_END = re.compile(r"[.?!;]")
 # "the end of the year 2023": that year
 _THE_YEAR = re.compile(r"the year (?=\d{4}\b|'\d\d\b)", FLAGS)
 # The first name found in the words wins: "the first week of" before "the week of".
@@ -160,6 +163,8 @@ def part_at(
     if year is not None:
         inner = parse_at(text, year.end(), now, endpos, parts=False, nested=nested)
     unit = _THIS_UNIT.match(text, m.end()) if inner is None else None
+    if unit is not None and HAS_YEAR.search(_clause_after(text, unit.end(), endpos)):
+        unit = None
     try:
         if unit is not None and (endpos is None or unit.end() == endpos):
             inner = (unit_span(unit["unit"].lower(), now), unit.end())
@@ -205,6 +210,12 @@ def _day_of_month(x: Span, day: int) -> Span | None:
     ):
         return None
     return day_span(start.date().replace(day=day))  # ValueError past its last day
+
+
+def _clause_after(text: str, pos: int, endpos: int | None) -> str:
+    """The rest of the clause after ``pos``, to the sentence's end or ``endpos``."""
+    end = _CLAUSE_END.search(text, pos, len(text) if endpos is None else endpos)
+    return text[pos : end.start() if end else endpos]
 
 
 def _edge_units(x: Span, edge: str, words: str, unit: str) -> Span | None:

@@ -38,11 +38,9 @@ _HABIT = (
     r"(?! (?:mornings|afternoons|evenings|nights|semesters?|terms?|classes|courses|sessions"
     r"|shifts|standups?|meetings|lessons|sales|schedules?)\b)"
 )
-# "in the summer and fall asleep", "last summer and fall behind": a verb
-_FALL_VERB = (
-    r"(?!(?<=\bfall) (?:asleep|apart|behind|back|down|off|over|short|through|ill|into"
-    r"|in love)\b)"
-)
+# "in the summer and fall asleep", "last summer and fall behind": a verb ("fall over the
+# holidays", "fall back home" are seasons)
+_FALL_VERB = r"(?!(?<=\bfall) (?:asleep|apart|behind|short|ill|in love)\b)"
 _PAIRS = tuple(
     re.compile(
         rf"{context}(?P<x>{kind}){year}(?:{JOIN.pattern})(?:the )?(?P<y>{kind})"
@@ -105,10 +103,16 @@ def _after_dated(text: str, m: re.Match[str], now: datetime) -> tuple[TimeWindow
 def _last_pair(text: str, m: re.Match[str], now: datetime) -> tuple[TimeWindow, int] | None:
     """ "last X and Y": the X "last" names and the first Y from its start, if that Y began
     before the day of asking (else the X before it: "last Monday through Friday" asked on
-    a Tuesday is the week before); after "and"/"or", whichever order is shorter."""
+    a Tuesday is the week before). After "and"/"or" the two may come in either order: the
+    reading with more names as "last" alone reads them (or under way, as the fall is in
+    "last summer and fall" asked in October) wins, the order written if both have as many."""
     today = midnight(now.date())
 
-    def pair(first: str, y_at: int, y_end: int) -> Span | None:
+    def as_read(span: Span, name: str) -> bool:
+        alone = parse_at(f"{m['last']}{name}", 0, now)
+        return span.start < today <= span.end or (alone is not None and alone[0] == span)
+
+    def pair(first: str, y_at: int, y_end: int) -> tuple[int, Span] | None:
         at = now
         for _ in range(2):
             x = parse_at(f"{m['last']}{first}", 0, at)
@@ -116,15 +120,17 @@ def _last_pair(text: str, m: re.Match[str], now: datetime) -> tuple[TimeWindow, 
             if x is None or y is None:
                 return None
             if y.start < today:
-                return Span(x[0].start, max(x[0].end, y.end))
+                read = as_read(x[0], first) + as_read(y, text[y_at:y_end])
+                return read, Span(x[0].start, max(x[0].end, y.end))
             at = x[0].start
         return None
 
-    window = pair(m["x"], m.start("y"), m.end("y"))
+    found = [pair(m["x"], m.start("y"), m.end("y"))]
     if EITHER_ORDER.fullmatch(text, m.end("x"), m.start("y")):
-        found = [w for w in (window, pair(m["y"], m.start("x"), m.end("x"))) if w]
-        window = min(found, key=lambda w: w.end - w.start, default=None)
-    return None if window is None else (TimeWindow(*window), m.end("y"))
+        found.append(pair(m["y"], m.start("x"), m.end("x")))
+    readings = [f for f in found if f]
+    best = max(readings, key=lambda f: f[0], default=None)  # the first of equals: as written
+    return None if best is None else (TimeWindow(*best[1]), m.end("y"))
 
 
 def _first_from(text: str, y_at: int, y_end: int, x: Span) -> Span | None:

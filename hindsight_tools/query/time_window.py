@@ -69,36 +69,37 @@ Conventions
   from its start or end, weeks as seven days ("the first two weeks of March" is March
   1-14, "the first few days of June" June 1-3), when they fit in it. "The week", "the
   month" and "the year" after a part ("the beginning of the month", "the end of the
-  week?") are the ones holding now, even when they are not over, where the sentence goes
-  on after them; words after them that name the period win ("the end of the week, on June
-  9, 2023", "the week-long retreat"); "the end of the year 2023" is that year's. A
+  week?") are the ones holding now, even when they are not over, unless the words after
+  them name the period ("the week when …", "the week-long retreat", "the week's sprint",
+  or a year later in the clause: "the end of the week, on June 9, 2023"); "the end of
+  the year 2023" is that year's. A
   fortnight is two weeks ("the last fortnight", "a fortnight ago").
 * "2023-06" (ISO 8601's year-month), "2023/06" and "06/2023" are that month; "H1 2023",
   "2023 H2" a half year, "H1 and H2 2023" both (a half without its year is no time: "an
   H1 visa", "after H1, use H2").
 * "between X and Y", "from X to Y": X's start .. Y's end; an X without a year is placed
-  just before Y ends ("between March and May 2023"). Joined without "between" ("June-July
-  2023", "spring and summer 2023", "January or February 2024", "Q1 and Q2 2023") the
-  same, when Y names its year, or when X and Y are names of one kind without a year after
-  a time word ("in January and February", "on Monday and Tuesday", "in spring and
-  summer", "in Q1 and Q2"; joined by "and"/"or" in whichever order is nearer: "on Friday
-  or Thursday" asked on a Wednesday is the two days just gone; after a first with its
-  year, "in January 2023 and March", the second is the first such after it; after "last",
-  "last summer and fall", the first as "last" reads it and the second the first such from
-  its start that began before the day of asking, else the pair before: "last Monday
-  through Friday" asked on a Tuesday is the week before; with "and"/"or" whichever order
-  is shorter). A year alone after "and"/"or" takes the first's name ("the spring of 2023
+  just before Y ends ("between March and May 2023"). Joined without "between"
+  ("June-July 2023", "spring and summer 2023", "January or February 2024", "Q1 and Q2
+  2023") the same, when Y names its year, or when X and Y are names of one kind without
+  a year after a time word ("in January and February", "on Monday and Tuesday", "in
+  spring and summer", "in Q1 and Q2"; joined by "and"/"or" in whichever order is nearer:
+  "on Friday or Thursday" asked on a Wednesday is the two days just gone; after a first
+  with its year, "in January 2023 and March", the second is the first such after it;
+  after "last", "last summer and fall", the first as "last" reads it and the second the
+  first such from its start that began before the day of asking, else the pair before:
+  "last Monday through Friday" asked on a Tuesday is the week before; with "and"/"or"
+  either order, the one with more names as "last" alone reads them or under way, else as
+  written). A year alone after "and"/"or" takes the first's name ("the spring of 2023
   and 2024" ends with the spring of 2024). "In June and fall asleep" is June, "on
   Tuesday and Thursday mornings" a habit read as Tuesday, and "May and June" alone are
   people. A bare day before a date is of that date's month, and must not come after it
-  ("1-15 May 2023");
-  "May 1-15, 2023" is those days too, and so are "the 3rd and 4th of May"; a bare day
-  after a date ("between June 3 and 5", "March 3 and 5, 2023", "on May 3rd and 4th") is of
-  its month and not before it, when the question goes on after it ("and 5 pm", "and 5
-  friends", "until 11 at night" are no day). "The weekend of" a day is that week's
-  Saturday and Sunday. "since X": X's start, open end; "after X": right after X's end,
-  open end; "before X": open start, right before X's start; "until X": open start, X's
-  end.
+  ("1-15 May 2023"); "May 1-15, 2023" is those days too, and so are "the 3rd and 4th of
+  May"; a bare day after a date ("between June 3 and 5", "March 3 and 5, 2023", "on May
+  3rd and 4th") is of its month and not before it, when the question goes on after it
+  ("and 5 pm", "and 5 friends", "until 11 at night" are no day). "The weekend of" a day
+  is that week's Saturday and Sunday. "since X": X's start, open end; "after X": right
+  after X's end, open end; "before X": open start, right before X's start; "until X":
+  open start, X's end.
 * When a query names several times the leftmost expression wins (the longest if two start
   at the same place, then the rule table's order); a vague one ("recently") only when
   nothing else is named: "What did Joanna recently watch on February 7, 2022?" is that day.
@@ -253,7 +254,8 @@ def _counted(text: str, now: datetime) -> Found | None:
         return None
     for m in itertools.islice(OFFSET.finditer(text), MAX_TRIES_PER_RULE):
         found = parse_at(text, m.start(), now)
-        if found is not None:
+        # past the words before X, or it was something shorter: "Monday" of "Monday after work"
+        if found is not None and found[1] > m.end():
             return m.start(), found[1] - m.start(), TimeWindow(*found[0])
     return None
 
