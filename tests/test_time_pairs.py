@@ -41,7 +41,7 @@ PAIRS = [
     ("What did I do last Monday through Friday?", "2024-06-03", "2024-06-07" + E),
     # "and": either order, the one with more names as "last" alone reads them
     ("last Sunday and Saturday", "2024-06-08", "2024-06-09" + E),
-    ("last fall and summer", "2023-09-01", "2024-08-31" + E),
+    ("last fall and summer", "2023-06-01", "2023-11-30" + E),
     # "fall" as a verb
     ("What did I do last summer and fall asleep?", "2023-06-01", "2023-08-31" + E),
     ("in the summer and fall behind", "2024-06-01", "2024-08-31" + E),
@@ -101,6 +101,14 @@ LAST_PAIRS_ASKED = [
     ("last spring and fall", datetime(2024, 12, 10, tzinfo=UTC), "2024-03-01", "2024-11-30" + E),
     ("last summer and winter", datetime(2024, 10, 15, tzinfo=UTC), "2023-12-01", "2024-08-31" + E),
     ("last July and January", datetime(2025, 2, 10, tzinfo=UTC), "2024-07-01", "2025-01-31" + E),
+    # as many as "last" reads them either way: the shorter
+    ("last July and June", datetime(2024, 6, 15, tzinfo=UTC), "2023-06-01", "2023-07-31" + E),
+    (
+        "last January and December",
+        datetime(2024, 1, 15, tzinfo=UTC),
+        "2023-12-01",
+        "2024-01-31" + E,
+    ),
 ]
 
 

@@ -13,7 +13,6 @@ from hindsight_tools.query.counts import COUNT, count_range
 from hindsight_tools.query.offsets import OFFSET, counted, ends_a_count_range
 from hindsight_tools.query.spans import (
     FLAGS,
-    HAS_YEAR,
     TICK,
     Span,
     day_span,
@@ -23,7 +22,14 @@ from hindsight_tools.query.spans import (
     unit_span,
     upto,
 )
-from hindsight_tools.query.time_rules import RULES, WEEKDAY_STEM, WEEKDAYS, Handler
+from hindsight_tools.query.time_rules import (
+    MONTH_ANY,
+    RULES,
+    WEEKDAY_STEM,
+    WEEKDAYS,
+    YEAR,
+    Handler,
+)
 from hindsight_tools.query.window import TimeWindow
 
 __all__ = [
@@ -98,8 +104,6 @@ def _counted_at(
     x = parse_at(text, m.end(), now, endpos, nested=nested + 1)
     if x is None:
         return None
-    if text.startswith("'s", x[1]):  # "after yesterday's meeting": X names no time
-        return None
     span = counted(m, x[0], text[m.end() : x[1]], text[x[1] : x[1] + 12])
     return None if span is None else (span, x[1])
 
@@ -118,15 +122,21 @@ PART = re.compile(
 )
 # "the beginning of the month": the unit holding now, as "this month" is, unless the words
 # after it name the period: "the end of the month in March 2023", "… after the wedding",
-# "… when we visited Paris", "the week's sprint", "the week-long retreat", or a year later
-# in its clause ("the end of the week, on June 9, 2023"; checked in part_at)
+# "… when we visited Paris", "the week-long retreat", or a date with its year later in its
+# clause (checked in part_at): "the end of the week, on June 9, 2023", "… at camp in July
+# 2022"; not a number ("about $2000", "for 1500 dollars")
 _THIS_UNIT = re.compile(
     r"the (?P<unit>week|month|year)\b"
-    r"(?!-|'s\b|,? (?:of|in|during|after|before|following|prior|last|this|next|when|while"
-    r"|where|that|which)\b|,? (?:'|\d))",
+    r"(?!-|,? (?:of|in|during|after|before|following|prior|last|this|next|when)\b"
+    r"|,? (?:'|\d))",
     FLAGS,
 )
-_CLAUSE_END = re.compile(r"[.?!;]")
+_DATED = re.compile(
+    rf"\b(?:{MONTH_ANY} (?:\d{{1,2}}(?:st|nd|rd|th)?,? )?(?:of )?|(?:in|of|during) ){YEAR}"
+    r"|\b[12]\d{3}-[01]\d\b",
+    FLAGS,
+)
+_CLAUSE_END = re.compile(r"[?!;]|\.(?!\s*\d)(?=\s|$)")  # not the dot of "Jun. 9"
 # "the end of the year 2023": that year
 _THE_YEAR = re.compile(r"the year (?=\d{4}\b|'\d\d\b)", FLAGS)
 # The first name found in the words wins: "the first week of" before "the week of".
@@ -163,7 +173,7 @@ def part_at(
     if year is not None:
         inner = parse_at(text, year.end(), now, endpos, parts=False, nested=nested)
     unit = _THIS_UNIT.match(text, m.end()) if inner is None else None
-    if unit is not None and HAS_YEAR.search(_clause_after(text, unit.end(), endpos)):
+    if unit is not None and _DATED.search(_clause_after(text, unit.end(), endpos)):
         unit = None
     try:
         if unit is not None and (endpos is None or unit.end() == endpos):

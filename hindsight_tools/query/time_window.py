@@ -70,9 +70,9 @@ Conventions
   1-14, "the first few days of June" June 1-3), when they fit in it. "The week", "the
   month" and "the year" after a part ("the beginning of the month", "the end of the
   week?") are the ones holding now, even when they are not over, unless the words after
-  them name the period ("the week when …", "the week-long retreat", "the week's sprint",
-  or a year later in the clause: "the end of the week, on June 9, 2023"); "the end of
-  the year 2023" is that year's. A
+  them name the period ("the week when …", "the week-long retreat", or a date with its
+  year later in the clause: "the end of the week, on June 9, 2023"); "the end of the year
+  2023" is that year's. A
   fortnight is two weeks ("the last fortnight", "a fortnight ago").
 * "2023-06" (ISO 8601's year-month), "2023/06" and "06/2023" are that month; "H1 2023",
   "2023 H2" a half year, "H1 and H2 2023" both (a half without its year is no time: "an
@@ -88,8 +88,8 @@ Conventions
   after "last", "last summer and fall", the first as "last" reads it and the second the
   first such from its start that began before the day of asking, else the pair before:
   "last Monday through Friday" asked on a Tuesday is the week before; with "and"/"or"
-  either order, the one with more names as "last" alone reads them or under way, else as
-  written). A year alone after "and"/"or" takes the first's name ("the spring of 2023
+  either order, the one with more names as "last" alone reads them or under way, else the
+  shorter). A year alone after "and"/"or" takes the first's name ("the spring of 2023
   and 2024" ends with the spring of 2024). "In June and fall asleep" is June, "on
   Tuesday and Thursday mornings" a habit read as Tuesday, and "May and June" alone are
   people. A bare day before a date is of that date's month, and must not come after it
