@@ -45,6 +45,8 @@ OFFSETS = [
     ("the Monday before last week", "2024-05-27", "2024-05-27" + E),
     # a possessive names its time: "yesterday's party" was yesterday
     ("What did I do the day after yesterday's party?", "2024-06-12", "2024-06-12" + E),
+    # a weekday is not counted from it: "on Tuesday" is the one just gone
+    ("Did I go to the gym on Tuesday after yesterday's meeting?", "2024-06-11", "2024-06-11" + E),
     # a holiday of several days is counted from its own day
     ("the day after Christmas", "2023-12-26", "2023-12-26" + E),
     ("the week before Christmas", "2023-12-18", "2023-12-24" + E),
@@ -154,3 +156,16 @@ def test_four_deep_is_read() -> None:
 )
 def test_a_weekday_counted_from_no_time_is_no_time(text: str) -> None:
     assert window(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What did I do the week before last year's Christmas party?",
+        "the day after this year's marathon",
+    ],
+)
+def test_no_unit_is_counted_from_a_longer_possessive(text: str) -> None:
+    # the event lies somewhere in the year: at most "before"/"after" it, never one day or week
+    found = window(text)
+    assert found is None or found[0] is None or found[1] is None

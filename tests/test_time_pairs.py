@@ -101,7 +101,8 @@ LAST_PAIRS_ASKED = [
     ("last spring and fall", datetime(2024, 12, 10, tzinfo=UTC), "2024-03-01", "2024-11-30" + E),
     ("last summer and winter", datetime(2024, 10, 15, tzinfo=UTC), "2023-12-01", "2024-08-31" + E),
     ("last July and January", datetime(2025, 2, 10, tzinfo=UTC), "2024-07-01", "2025-01-31" + E),
-    # as many as "last" reads them either way: the shorter
+    # as many as "last" reads them either way: the one of fewer months, else as written
+    ("last spring and fall", datetime(2024, 10, 15, tzinfo=UTC), "2024-03-01", "2024-11-30" + E),
     ("last July and June", datetime(2024, 6, 15, tzinfo=UTC), "2023-06-01", "2023-07-31" + E),
     (
         "last January and December",

@@ -62,6 +62,8 @@ PARTS = [
     ("What was the end of the month's total spending?", "2024-06-21", "2024-06-30" + E),
     ("At the start of the week's sprint, who presented?", "2024-06-10", "2024-06-12" + E),
     ("What did I cook at the end of the week, on Jun. 9, 2023?", "2023-06-09", "2023-06-09" + E),
+    ("What did I cook at the end of the week, on 6/9/2023?", "2023-06-09", "2023-06-09" + E),
+    ("What did I buy at the end of the month, summer 2023?", "2023-06-01", "2023-08-31" + E),
     # the nth weekday or weekend of a period, a day of a month
     ("What did I do on the first Monday of May?", "2024-05-06", "2024-05-06" + E),
     ("on the last Friday of the month", "2024-06-28", "2024-06-28" + E),
@@ -110,6 +112,8 @@ def test_the_edge_units_of_a_period(text: str, start: str | None, end: str | Non
         "the first 40 days of June",  # more than June holds
         "the first two weeks of the project",  # no period
         "What did we decide at the end of the week-long retreat?",
+        "What did I do at the end of the year that I graduated?",
+        "What did I do at the end of the month's first week?",
     ],
 )
 def test_no_edge_units_without_one_span_that_holds_them(text: str) -> None:

@@ -10,12 +10,14 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from hindsight_tools.query.counts import COUNT, count_range
+from hindsight_tools.query.holidays import HOLIDAY_NAME
 from hindsight_tools.query.offsets import OFFSET, counted, ends_a_count_range
 from hindsight_tools.query.spans import (
     FLAGS,
     TICK,
     Span,
     day_span,
+    midnight,
     month_start,
     shift,
     split_part,
@@ -25,6 +27,7 @@ from hindsight_tools.query.spans import (
 from hindsight_tools.query.time_rules import (
     MONTH_ANY,
     RULES,
+    SEASON,
     WEEKDAY_STEM,
     WEEKDAYS,
     YEAR,
@@ -104,8 +107,16 @@ def _counted_at(
     x = parse_at(text, m.end(), now, endpos, nested=nested + 1)
     if x is None:
         return None
+    if text.startswith("'s", x[1]) and not _a_day_from_a_day(m, x[0]):
+        return None  # "the week before last year's party": the event lies somewhere in X
     span = counted(m, x[0], text[m.end() : x[1]], text[x[1] : x[1] + 12])
     return None if span is None else (span, x[1])
+
+
+def _a_day_from_a_day(m: re.Match[str], x: Span) -> bool:
+    """ "the day after yesterday's party": a day counted from one calendar day."""
+    one_day = x.start == midnight(x.start.date()) and x.end + TICK - x.start == timedelta(days=1)
+    return m["unit"].lower() == "day" and one_day
 
 
 PART = re.compile(
@@ -127,13 +138,15 @@ PART = re.compile(
 # 2022"; not a number ("about $2000", "for 1500 dollars")
 _THIS_UNIT = re.compile(
     r"the (?P<unit>week|month|year)\b"
-    r"(?!-|,? (?:of|in|during|after|before|following|prior|last|this|next|when)\b"
+    r"(?!-| (?:that|where|while)\b|'s (?:first|second|third|fourth|last|final|next)\b"
+    r"|,? (?:of|in|during|after|before|following|prior|last|this|next|when)\b"
     r"|,? (?:'|\d))",
     FLAGS,
 )
 _DATED = re.compile(
-    rf"\b(?:{MONTH_ANY} (?:\d{{1,2}}(?:st|nd|rd|th)?,? )?(?:of )?|(?:in|of|during) ){YEAR}"
-    r"|\b[12]\d{3}-[01]\d\b",
+    rf"\b(?:(?:{MONTH_ANY}|{SEASON}|{HOLIDAY_NAME}|Q[1-4]\b|H[12]\b)[ ,]+"
+    rf"(?:\d{{1,2}}(?:st|nd|rd|th)?,? )?(?:of )?|(?:in|of|during) ){YEAR}"
+    r"|\b[12]\d{3}-[01]\d\b|\b\d{1,4}[/.-]\d{1,2}[/.-]\d{2,4}\b",
     FLAGS,
 )
 _CLAUSE_END = re.compile(r"[?!;]|\.(?!\s*\d)(?=\s|$)")  # not the dot of "Jun. 9"

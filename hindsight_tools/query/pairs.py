@@ -105,7 +105,8 @@ def _last_pair(text: str, m: re.Match[str], now: datetime) -> tuple[TimeWindow, 
     before the day of asking (else the X before it: "last Monday through Friday" asked on
     a Tuesday is the week before). After "and"/"or" the two may come in either order: the
     reading with more names as "last" alone reads them (or under way, as the fall is in
-    "last summer and fall" asked in October) wins, the shorter if both have as many."""
+    "last summer and fall" asked in October) wins, then the one of fewer months (days, of
+    weekdays), then the order written."""
     today = midnight(now.date())
 
     def as_read(span: Span, name: str) -> bool:
@@ -129,7 +130,13 @@ def _last_pair(text: str, m: re.Match[str], now: datetime) -> tuple[TimeWindow, 
     if EITHER_ORDER.fullmatch(text, m.end("x"), m.start("y")):
         found.append(pair(m["y"], m.start("x"), m.end("x")))
     readings = [f for f in found if f]
-    best = min(readings, key=lambda f: (-f[0], f[1].end - f[1].start), default=None)
+    weekdays = re.fullmatch(WEEKDAY, m["x"], FLAGS) is not None
+
+    def size(w: Span) -> int:
+        months = (w.end.year - w.start.year) * 12 + w.end.month - w.start.month
+        return (w.end - w.start).days if weekdays else months
+
+    best = min(readings, key=lambda f: (-f[0], size(f[1])), default=None)  # stable: as written
     return None if best is None else (TimeWindow(*best[1]), m.end("y"))
 
 

@@ -432,7 +432,9 @@ RULES: tuple[Rule, ...] = (
         "before last",
         # with its preposition, so that it starts where "over the weekend" does
         r"\b(?:(?:over|on|at|during|through|in) )?the (?P<unit>week|weekend|month|year) "
-        r"(?P<which>before last|after next)\b",
+        # not "the week before last year's party", "… before last summer": counted from it
+        r"(?P<which>before last|after next)\b"
+        r"(?! (?:week|weekend|month|year|spring|summer|autumn|fall|winter)\b)",
         _two_away,
     ),
     *named_rules(

@@ -38,10 +38,11 @@ Conventions
   ahead. "The summer/March/Monday/Christmas before last" is the one before "last X", "two
   summers ago", "three Christmases ago" the one so many before the latest.
 * "the U after/before X", "N Us after/before X" (U a day, week, weekend, month or year)
-  are calendar units counted from the one X ends or starts in: "the week before August 3,
-  2023" is July 24-30 (:mod:`hindsight_tools.query.offsets`); a weekday so counted is that
-  one day ("(the) Sunday before October 25, 2022" is October 23, "the first Sunday after"
-  it October 30).
+  are calendar units counted from the one X ends or starts in: "the week before August
+  3, 2023" is July 24-30 (:mod:`hindsight_tools.query.offsets`); a weekday so counted is
+  that one day ("(the) Sunday before October 25, 2022" is October 23, "the first Sunday
+  after" it October 30). A possessive's time ("yesterday's party") counts only a day
+  from one calendar day ("the day after yesterday's party" is today).
 * A name in a relative unit is that name in that unit: "March of last year", "last year
   in March", "in the summer two years ago", "Christmas of the year before last", "on
   Monday of last week", "Tuesday last week", "Friday two weeks ago" (pinned to a year or a
@@ -70,9 +71,9 @@ Conventions
   1-14, "the first few days of June" June 1-3), when they fit in it. "The week", "the
   month" and "the year" after a part ("the beginning of the month", "the end of the
   week?") are the ones holding now, even when they are not over, unless the words after
-  them name the period ("the week when …", "the week-long retreat", or a date with its
-  year later in the clause: "the end of the week, on June 9, 2023"); "the end of the year
-  2023" is that year's. A
+  them name the period ("the week when …", "the week-long retreat", "the year that …",
+  or a date with its year later in the clause: "the end of the week, on June 9, 2023");
+  "the end of the year 2023" is that year's. A
   fortnight is two weeks ("the last fortnight", "a fortnight ago").
 * "2023-06" (ISO 8601's year-month), "2023/06" and "06/2023" are that month; "H1 2023",
   "2023 H2" a half year, "H1 and H2 2023" both (a half without its year is no time: "an
@@ -88,18 +89,18 @@ Conventions
   after "last", "last summer and fall", the first as "last" reads it and the second the
   first such from its start that began before the day of asking, else the pair before:
   "last Monday through Friday" asked on a Tuesday is the week before; with "and"/"or"
-  either order, the one with more names as "last" alone reads them or under way, else the
-  shorter). A year alone after "and"/"or" takes the first's name ("the spring of 2023
-  and 2024" ends with the spring of 2024). "In June and fall asleep" is June, "on
-  Tuesday and Thursday mornings" a habit read as Tuesday, and "May and June" alone are
-  people. A bare day before a date is of that date's month, and must not come after it
-  ("1-15 May 2023"); "May 1-15, 2023" is those days too, and so are "the 3rd and 4th of
-  May"; a bare day after a date ("between June 3 and 5", "March 3 and 5, 2023", "on May
-  3rd and 4th") is of its month and not before it, when the question goes on after it
-  ("and 5 pm", "and 5 friends", "until 11 at night" are no day). "The weekend of" a day
-  is that week's Saturday and Sunday. "since X": X's start, open end; "after X": right
-  after X's end, open end; "before X": open start, right before X's start; "until X":
-  open start, X's end.
+  either order, the one with more names as "last" alone reads them or under way, then
+  the one of fewer months, then as written). A year alone after "and"/"or" takes the
+  first's name ("the spring of 2023 and 2024" ends with the spring of 2024). "In June
+  and fall asleep" is June, "on Tuesday and Thursday mornings" a habit read as Tuesday,
+  and "May and June" alone are people. A bare day before a date is of that date's month,
+  and must not come after it ("1-15 May 2023"); "May 1-15, 2023" is those days too, and
+  so are "the 3rd and 4th of May"; a bare day after a date ("between June 3 and 5",
+  "March 3 and 5, 2023", "on May 3rd and 4th") is of its month and not before it, when
+  the question goes on after it ("and 5 pm", "and 5 friends", "until 11 at night" are no
+  day). "The weekend of" a day is that week's Saturday and Sunday. "since X": X's start,
+  open end; "after X": right after X's end, open end; "before X": open start, right
+  before X's start; "until X": open start, X's end.
 * When a query names several times the leftmost expression wins (the longest if two start
   at the same place, then the rule table's order); a vague one ("recently") only when
   nothing else is named: "What did Joanna recently watch on February 7, 2022?" is that day.
