@@ -45,7 +45,6 @@ from hindsight_tools.query.holidays import own_day
 from hindsight_tools.query.spans import (
     FLAGS,
     HAS_YEAR,
-    TICK,
     Span,
     day_span,
     midnight,
@@ -53,6 +52,7 @@ from hindsight_tools.query.spans import (
     unit_span,
 )
 from hindsight_tools.query.time_rules import MONTH_ANY, WEEKDAY, WEEKDAY_STEM, WEEKDAYS
+from hindsight_tools.query.weekly import weekday_after, weekday_before
 
 __all__ = ["OFFSET", "counted", "ends_a_count_range"]
 
@@ -142,10 +142,8 @@ def _weekday(x: Span, weekday: int, nth: int) -> Span:
     """The ``nth`` day that is ``weekday`` (0 Monday) after ``x`` ends (1 the first), or
     before it starts (-1 the last)."""
     if nth > 0:
-        after = (x.end + TICK).date()
-        return day_span(after + timedelta(days=(weekday - after.weekday()) % 7 + 7 * (nth - 1)))
-    before = (x.start - TICK).date()
-    return day_span(before - timedelta(days=(before.weekday() - weekday) % 7 + 7 * (-nth - 1)))
+        return day_span(weekday_after(x.end.date(), weekday) + timedelta(weeks=nth - 1))
+    return day_span(weekday_before(x.start.date(), weekday) - timedelta(weeks=-nth - 1))
 
 
 def _weekday_in(x: Span, weekday: int) -> Span | None:

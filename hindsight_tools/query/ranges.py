@@ -99,7 +99,7 @@ def _in_year(x_text: str, year: str, now: datetime) -> Span | None:
 # "May 3rd and 4th"): after "and", "fall", "may" and "date" are as often words, "May and
 # June" people, and a second without a year would be read against now, not after the first.
 JOIN = re.compile(r" ?[-/&] ?| (?:and|or|to|through|thru|till|until) ", FLAGS)
-_MAXJOINED = 45  # characters of the first expression to look back through
+_MAX_JOINED = 45  # characters of the first expression to look back through
 
 
 def find_joined(text: str, now: datetime) -> Found | None:
@@ -115,7 +115,7 @@ def find_joined(text: str, now: datetime) -> Found | None:
         bare_first = y is not None and not HAS_YEAR.search(text, sep.end(), y[1])
         if bare_first and not BARE_DAY.match(text, sep.end()):
             continue
-        lookback = max(0, sep.start() - _MAXJOINED)
+        lookback = max(0, sep.start() - _MAX_JOINED)
         starts = [p for p in range(lookback, sep.start()) if p == 0 or text[p - 1] == " "]
         for x_at in starts:  # the longest first expression first
             if bare_first and not BARE_DAY.fullmatch(text, x_at, sep.start()):

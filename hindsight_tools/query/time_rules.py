@@ -38,6 +38,7 @@ from hindsight_tools.query.spans import (
 from hindsight_tools.query.weekly import (
     AGO,
     NOT_OF_A_PERIOD,
+    weekday_after,
     weekday_before,
     weekdays_ago,
     weekends_back,
@@ -143,9 +144,9 @@ def _recently(m: re.Match[str], now: datetime) -> Span:
 def _ago(m: re.Match[str], now: datetime) -> Span:
     unit = m["unit"].lower()
     fewest, most = count_range(m["n"])
-    if m["n2"] and count_range(m["n2"])[0] > most:  # not "in 2019 - 2 years ago"
+    if m["n2"] and count_range(m["n2"])[0] > most:  # "one or two weeks ago": both
         most = count_range(m["n2"])[1]
-    elif m["n2"]:
+    elif m["n2"]:  # "in 2019 - 2 years ago": the first is no count, the second alone
         fewest, most = count_range(m["n2"])
     if m["more"]:  # "a week or so": one or two
         most = max(most, 2 if m["more"].lower() == "so" else NUMBER_WORD[m["more"].lower()])
@@ -206,7 +207,7 @@ def _weekday(m: re.Match[str], now: datetime) -> Span:
     if mod == "last":  # strictly before today
         return day_span(weekday_before(today, wanted))
     if mod == "next":  # strictly after today
-        return day_span(today + timedelta(days=(wanted - today.weekday() - 1) % 7 + 1))
+        return day_span(weekday_after(today, wanted))
     if mod == "this":  # in the current Monday-Sunday week
         return day_span(today + timedelta(days=wanted - today.weekday()))
     return day_span(today - timedelta(days=(today.weekday() - wanted) % 7))  # today counts

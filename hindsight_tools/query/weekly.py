@@ -17,7 +17,14 @@ from datetime import date, datetime, timedelta
 
 from hindsight_tools.query.spans import Span, day_span, week_span
 
-__all__ = ["AGO", "NOT_OF_A_PERIOD", "weekday_before", "weekdays_ago", "weekends_back"]
+__all__ = [
+    "AGO",
+    "NOT_OF_A_PERIOD",
+    "weekday_after",
+    "weekday_before",
+    "weekdays_ago",
+    "weekends_back",
+]
 
 # "ago", or "back" that isn't "back home", "back to back", "back in March", …
 AGO = r"(?:ago|back(?![ -](?:to[ -]back|home|in|at|on|then|there|from|when)\b))\b"
@@ -28,6 +35,11 @@ NOT_OF_A_PERIOD = r"(?!,? (?:of|during|before|after|prior to)\b|,? in\b(?! a row
 def weekday_before(today: date, weekday: int) -> date:
     """The latest ``weekday`` (0 Monday) strictly before ``today``: "last Friday"."""
     return today - timedelta(days=(today.weekday() - weekday - 1) % 7 + 1)
+
+
+def weekday_after(today: date, weekday: int) -> date:
+    """The first ``weekday`` (0 Monday) strictly after ``today``: "next Friday"."""
+    return today + timedelta(days=(weekday - today.weekday() - 1) % 7 + 1)
 
 
 def weekdays_ago(weekday: int, fewest: int, most: int, now: datetime) -> Span:
