@@ -464,12 +464,20 @@ def test_a_holiday_named_alone_is_vague_and_one_named_by_year_or_modifier_is_not
         "What movie do they watch during Thanksgiving?",
         "What did they do over Easter?",
         "What does Tim watch during Thanksgiving and Christmas?",
+        "What did I do over the holidays?",
     ):
         found = extract_time_window(text, NOW)
         assert found is not None and found.vague, text
     for text in ("last Christmas", "Christmas 2021", "next Thanksgiving", "since Christmas"):
         found = extract_time_window(text, NOW)
         assert found is not None and not found.vague, text
+
+
+def test_the_holidays_run_from_christmas_eve_to_new_years_day() -> None:
+    for text in ("over the holidays", "during the holiday season", "last holiday season"):
+        assert window(text) == (at("2023-12-24"), at("2024-01-01" + E)), text
+    assert window("the holidays of 2021") == (at("2021-12-24"), at("2022-01-01" + E))
+    assert window("Happy holidays!") is None
 
 
 def test_words_without_edges_give_a_vague_window() -> None:

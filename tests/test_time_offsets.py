@@ -97,6 +97,9 @@ OFFSETS = [
     ("the Sundays before October 25, 2022", None, "2022-10-24" + E),
     ("2 - 3 days after June 5", "2024-06-06", None),
     ("two/three days after June 5", "2024-06-06", None),
+    # a holiday's break is counted from the holiday
+    ("the week after Christmas break", "2024-01-01", "2024-01-07" + E),
+    ("the week after the holidays", "2024-01-08", "2024-01-14" + E),
     # counted from now
     ("the week after next", "2024-06-24", "2024-06-30" + E),
     ("the month after next", "2024-08-01", "2024-08-31" + E),
@@ -111,7 +114,17 @@ def test_counted_period_resolves_to_exact_window(
 
 
 @pytest.mark.parametrize(
-    "text", ["the month after my wedding", "What did I do the day after the party?"]
+    "text",
+    [
+        "the month after my wedding",
+        "What did I do the day after the party?",
+        # a term within a season: its edges are not the season's
+        "What did I do the Sunday after spring break?",
+        "the week after spring break",
+        "What did I read after summer camp?",
+        "before winter break",
+        "since spring semester",
+    ],
 )
 def test_a_period_counted_from_an_event_is_no_time(text: str) -> None:
     assert window(text) is None

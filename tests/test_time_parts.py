@@ -97,6 +97,27 @@ PARTS = [
     ),
     # a count joined to a day word is no day
     ("What were my top 3 and yesterday's tasks?", "2024-06-11", "2024-06-11" + E),
+    # a part "in" a period is that part of it
+    ("What did I do early in 2023?", "2023-01-01", "2023-04-30" + E),
+    ("late in the summer of 2023", "2023-08-01", "2023-08-31" + E),
+    ("What did I pay early on in the month?", "2024-06-01", "2024-06-10" + E),
+    ("late in May", "2024-05-21", "2024-05-31" + E),
+    ("earlier in the week", "2024-06-10", "2024-06-12T15:30"),
+    ("later in the month", "2024-06-12T15:30", "2024-06-30" + E),
+    # "midweek", "mid-month" ending their clause are the middle of the unit
+    ("What did Ana do midweek?", "2024-06-11", "2024-06-13" + E),
+    ("Midweek last week, I ran a 10k", "2024-06-04", "2024-06-06" + E),
+    ("what did I pay mid-month?", "2024-06-11", "2024-06-20" + E),
+    # a range ends where its end does, also inside its start's span
+    ("from the beginning of the month through June 5", "2024-06-01", "2024-06-05" + E),
+    ("between the start of the year and March 2024", "2024-01-01", "2024-03-31" + E),
+    # an amount is no year
+    ("In 2000 words or less, what did I do last week?", "2024-06-03", "2024-06-09" + E),
+    (
+        "What did I buy at the end of the month, with a budget of 2000 dollars?",
+        "2024-06-21",
+        "2024-06-30" + E,
+    ),
 ]
 
 
@@ -114,10 +135,29 @@ def test_the_edge_units_of_a_period(text: str, start: str | None, end: str | Non
         "What did we decide at the end of the week-long retreat?",
         "What did I do at the end of the year that I graduated?",
         "What did I do at the end of the month's first week?",
+        # "midweek" before a noun names a thing; "early in" a thing is no time
+        "How far was my midweek run?",
+        "Who scored early in the game?",
+        "Did I eat late in the evening?",
     ],
 )
 def test_no_edge_units_without_one_span_that_holds_them(text: str) -> None:
     assert window(text) is None
+
+
+def test_a_range_up_to_today_in_its_first_days_ends_today() -> None:
+    # asked on January 6, "the beginning of the year" alone runs to April
+    now = datetime(2025, 1, 6, 12, tzinfo=UTC)
+    for text in (
+        "What did I do from the beginning of the year through today?",
+        "between the start of the year and today",
+    ):
+        found = extract_time_window(text, now)
+        assert found is not None, text
+        assert (found.start, found.end) == (
+            datetime(2025, 1, 1, tzinfo=UTC),
+            datetime(2025, 1, 6, 23, 59, 59, 999999, tzinfo=UTC),
+        ), text
 
 
 def test_months_of_a_day_leave_the_day() -> None:

@@ -206,6 +206,13 @@ def test_an_open_side_past_the_calendar_leaves_the_period_itself(
             "2022-12-24",
             "2022-12-26" + E,
         ),
+        ("two Junes ago", datetime(2024, 6, 12, tzinfo=UTC), "2022-06-01", "2022-06-30" + E),
+        (
+            "a couple of Decembers ago",
+            datetime(2025, 1, 6, tzinfo=UTC),
+            "2023-12-01",
+            "2023-12-31" + E,
+        ),
     ],
 )
 def test_seasons_and_holidays_counted_back_from_the_latest(

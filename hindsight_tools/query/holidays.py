@@ -1,8 +1,9 @@
 """The holidays the time parser knows, as spans of a given year (the other conventions are
 :mod:`hindsight_tools.query.time_window`'s): Christmas 24-26 December, Christmas Eve and
 Day, Boxing Day, New Year 31 December - 1 January, New Year's Eve and Day, Valentine's Day,
-Halloween, Easter Good Friday - Easter Monday (Western, ``dateutil.easter``), and
-Thanksgiving, the US one: the fourth Thursday of November and its weekend.
+Halloween, Easter Good Friday - Easter Monday (Western, ``dateutil.easter``),
+Thanksgiving, the US one: the fourth Thursday of November and its weekend, and "the
+holidays" ("the holiday season"), 24 December - 1 January.
 
 Named alone they need a time word before them ("over/at/during/around/on Christmas"; "for
 Christmas", "Christmas presents" and "in the new year" are no time) and are ``vague``:
@@ -44,11 +45,13 @@ HOLIDAYS: dict[str, Callable[[int], Span]] = {
     "halloween": lambda y: day_span(date(y, 10, 31)),
     "easter": lambda y: day_span(easter(y) - timedelta(days=2), 4),  # Good Friday to Monday
     "thanksgiving": _thanksgiving,
+    # "over the holidays", "the holiday season": Christmas Eve to New Year's Day
+    "holidays": lambda y: day_span(date(y, 12, 24), 9),
 }
 # A holiday's name, without a group, for patterns that name it more than once
 HOLIDAY_NAME = (
     r"(?:christmas(?: eve| day)?|boxing day|new year'?s?(?: eve| day)?"
-    r"|valentine'?s day|halloween|easter|thanksgiving)\b"
+    r"|valentine'?s day|halloween|easter|thanksgiving|holidays|(?:holiday|festive) season)\b"
 )
 HOLIDAY = rf"(?P<hol>{HOLIDAY_NAME})"
 
@@ -70,6 +73,7 @@ def own_day(text: str, span: Span) -> Span | None:
 
 def _holiday_name(m: re.Match[str]) -> str:
     name = " ".join(m["hol"].lower().replace("'", "").split())
+    name = re.sub(r"^(?:holiday|festive) season$", "holidays", name)
     return re.sub(r"^new years?\b", "new years", name)  # "New Year", "New Year's": one key
 
 

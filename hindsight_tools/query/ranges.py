@@ -28,7 +28,7 @@ def find_range(text: str, now: datetime) -> Found | None:
     for m in itertools.islice(_RANGE.finditer(text), MAX_TRIES_PER_RULE):
         seps = _RANGE_SEP.finditer(text, m.end(), m.end() + _MAX_RANGE_START)
         for sep in itertools.islice(seps, MAX_TRIES_PER_RULE):
-            found = range_window(text, m.end(), sep, now)
+            found = range_window(text, m.end(), sep, now, ordered=True)
             if found is not None:
                 return m.start(), found[1] - m.start(), found[0]
         first = parse_at(text, m.end(), now) if m["kw"].lower() == "from" else None
@@ -46,10 +46,12 @@ def range_window(
     y: tuple[Span, int] | None = None,
     *,
     same_name: bool = False,
+    ordered: bool = False,
 ) -> tuple[TimeWindow, int] | None:
     """X from ``x_at`` to ``sep``, Y after it (``y`` when already read): their hull. With
     ``same_name``, a Y of a year alone is X's period in that year ("in the spring of 2023
-    and 2024" ends with the spring of 2024)."""
+    and 2024" ends with the spring of 2024). With ``ordered`` (from X to Y), a Y inside X
+    ends the window: "from the beginning of the year through today" stops today."""
     if y is None:
         y = parse_at(text, sep.end(), now)
     if y is None:
@@ -74,6 +76,8 @@ def range_window(
         # "between March and May 2023": March of 2023, the one before May 2023 ends
         anchored = parse_at(text, x_at, y_end, sep.start())
         x_start, x_end = anchored[0] if anchored else (x_start, x_end)
+    if ordered and x_start <= y_start and y_end < x_end:
+        return TimeWindow(x_start, y_end), stop
     return TimeWindow(min(x_start, y_start), max(x_end, y_end)), stop
 
 
@@ -120,9 +124,8 @@ def find_joined(text: str, now: datetime) -> Found | None:
         for x_at in starts:  # the longest first expression first
             if bare_first and not BARE_DAY.fullmatch(text, x_at, sep.start()):
                 continue
-            found = range_window(
-                text, x_at, sep, now, y, same_name=EITHER_ORDER.fullmatch(sep.group()) is not None
-            )
+            either = EITHER_ORDER.fullmatch(sep.group()) is not None
+            found = range_window(text, x_at, sep, now, y, same_name=either, ordered=not either)
             if found is not None:
                 return x_at, found[1] - x_at, found[0]
     return None

@@ -20,7 +20,14 @@ from hindsight_tools.query.counts import COUNT, count_range
 from hindsight_tools.query.expressions import parse_at
 from hindsight_tools.query.holidays import HOLIDAY_NAME
 from hindsight_tools.query.spans import FLAGS, shift
-from hindsight_tools.query.time_rules import MONTH_FULL, NOT_NAME, SEASON, WEEKDAY, WEEKDAYS
+from hindsight_tools.query.time_rules import (
+    MONTH_FULL,
+    MONTH_STEM,
+    NOT_NAME,
+    SEASON,
+    WEEKDAY,
+    WEEKDAYS,
+)
 
 __all__ = ["pin_relative_names", "pin_relative_times", "rewrite", "spell_out"]
 
@@ -36,7 +43,12 @@ def spell_out(text: str, now: datetime) -> str:
     spelled out: what reads the same from any day but the centuries ``now`` places a
     two-digit year in."""
     spelled = _FORTNIGHT.sub("two weeks", _full_years(_normalise(text), now))
-    return _SEASONS_OF.sub(r"\g<name>", spelled) if "s of " in spelled else spelled
+    spelled = _SEASONS_OF.sub(r"\g<name>", spelled) if "s of " in spelled else spelled
+    lower = spelled.lower()
+    if " in " in lower:
+        spelled = _PART_IN.sub(r"\g<part> ", spelled)
+        spelled = _NEAR_IN.sub(r"\g<near> this \g<unit>", spelled)
+    return _MID_UNIT.sub(_mid_unit, spelled) if "mid" in lower else spelled
 
 
 def pin_relative_times(text: str, now: datetime) -> str:
@@ -101,6 +113,27 @@ _FORTNIGHT = re.compile(r"\b(?:a |one )?fortnight\b", FLAGS)
 _SEASONS_OF = re.compile(
     r"\b(?P<name>spring|summer|autumn|winter)s(?= of (?:1[5-9]|2\d)\d\d\b)", FLAGS
 )
+
+# "early in 2023", "late in the summer", "early on in the week": a part of the period, as
+# "early 2023" is (not "late in the evening", "early in the game")
+_PART_IN = re.compile(
+    r"\b(?P<part>early|late)(?: on)? in (?=(?:(?:the|last|this|next) )?(?:week|month|year"
+    rf"|{SEASON})\b|{MONTH_FULL}|(?:1[5-9]|2\d)\d\d\b)",
+    FLAGS,
+)
+# "earlier in the week", "later in the month": as "earlier this week" is, up to or from now
+_NEAR_IN = re.compile(r"\b(?P<near>earlier|later) in the (?P<unit>week|month|year)\b", FLAGS)
+# "midweek", "mid-month", "midweek last week": its middle, where the word ends its clause
+# ("what did I do midweek?"); before a noun it names a thing ("my midweek run")
+_MID_UNIT = re.compile(
+    r"\bmid-?(?P<unit>week|month)(?: (?P<mod>last|this|next) (?P=unit))?(?=\s*(?:[,.?!;]|$))",
+    FLAGS,
+)
+
+
+def _mid_unit(m: re.Match[str]) -> str:
+    return f"the middle of {(m['mod'] or 'the').lower()} {m['unit'].lower()}"
+
 
 # "summer of '23", "May '19": an apostrophe and two digits, not a decade ("the '90s") nor a
 # count ("'24 hours'")
@@ -189,11 +222,11 @@ _BEFORE_LAST = re.compile(
     rf"|{HOLIDAY_NAME}))",
     FLAGS,
 )
-# "two summers ago", "three Christmases ago": the one so many before the latest, as "the
-# summer before last" is the one before "last summer"
+# "two summers ago", "three Christmases ago", "two Junes ago": the one so many before the
+# latest, as "the summer before last" is the one before "last summer"
 _YEARLY_AGO = re.compile(
     rf"\b(?P<count>{COUNT}) (?P<name>spring|summer|autumn|fall|winter|christmas|easter"
-    r"|thanksgiving|halloween)(?:es|s) ago\b",
+    rf"|thanksgiving|halloween|{MONTH_STEM})(?:es|s) ago\b",
     FLAGS,
 )
 # A pinned year must be one the rules read as a year (time_rules.YEAR), or the name would

@@ -55,6 +55,7 @@ MONTH_FULL = (
     r"(?:january|february|march|april|(?-i:May|MAY)|june|july|august|september|october"
     r"|november|december)\b"
 )
+MONTH_STEM = rf"(?:{'|'.join(_MONTH_NAMES.split())})"  # without the boundary: "two Junes ago"
 MONTH_ANY = (
     r"(?:january|february|march|april|may|june|july|august|september|october|november|december"
     r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b\.?"
@@ -73,7 +74,17 @@ UNIT = r"(?:hour|day|week|month|year)"
 def year_pattern(name: str, *, guard_tail: bool = True) -> str:
     # digits glued to a year ("2022-06-05", "v2023", "$2000") mean it is not a year
     tail = r"(?![-/.]\d)" if guard_tail else ""
-    return rf"(?<![\w/.$#])(?P<{name}>1[5-9]\d\d|2\d\d\d)\b{tail}"
+    return rf"(?<![\w/.$#])(?P<{name}>1[5-9]\d\d|2\d\d\d)\b{tail}{_NOT_A_MEASURE}"
+
+
+# A number before a unit or a counted noun is an amount: "in 2000 words or less", "a
+# budget of 2000 dollars". A list, not "any plural": "in 2023 things changed" is a year.
+_NOT_A_MEASURE = (
+    r"(?! (?:dollars|euros|pounds|bucks|yen|yuan|rupees|francs|usd|eur|gbp|words|characters"
+    r"|chars|pages|lines|tokens|people|persons|users|members|followers|subscribers|views"
+    r"|downloads|copies|units|items|rows|records|points|votes|steps|calories|kcal|miles"
+    r"|kilometers|kilometres|km|meters|metres|feet|ft|kg|grams|lbs|times)\b)"
+)
 
 
 YEAR = year_pattern("year")

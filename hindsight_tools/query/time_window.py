@@ -36,13 +36,17 @@ Conventions
   "until", "between", … it is the day ("since this time last year").
 * "the week/weekend/month/year before last": two calendar units back; "after next" two
   ahead. "The summer/March/Monday/Christmas before last" is the one before "last X", "two
-  summers ago", "three Christmases ago" the one so many before the latest.
+  summers ago", "three Christmases ago", "two Junes ago" the one so many before the
+  latest.
 * "the U after/before X", "N Us after/before X" (U a day, week, weekend, month or year)
   are calendar units counted from the one X ends or starts in: "the week before August
   3, 2023" is July 24-30 (:mod:`hindsight_tools.query.offsets`); a weekday so counted is
   that one day ("(the) Sunday before October 25, 2022" is October 23, "the first Sunday
   after" it October 30). A possessive's time ("yesterday's party") counts only a day
-  from one calendar day ("the day after yesterday's party" is today).
+  from one calendar day ("the day after yesterday's party" is today). Nothing is counted
+  from a term within a season ("spring break", "summer camp", "winter semester": their
+  edges are not the season's), nor opened after or before it; a holiday's break is
+  counted from the holiday ("the week after Christmas break").
 * A name in a relative unit is that name in that unit: "March of last year", "last year
   in March", "in the summer two years ago", "Christmas of the year before last", "on
   Monday of last week", "Tuesday last week", "Friday two weeks ago" (pinned to a year or a
@@ -53,15 +57,19 @@ Conventions
   do I usually do in summer?"): :mod:`hindsight_tools.query.habits`.
 * Holidays (their days: :mod:`hindsight_tools.query.holidays`) named alone need a time word
   before them ("over Christmas"; "for Christmas", "in the new year" are no time) and are
-  ``vague``; with a year or last/this/next ("Christmas 2022") they are one holiday.
+  ``vague``; with a year or last/this/next ("Christmas 2022") they are one holiday. "The
+  holidays" ("the holiday season") are 24 December - 1 January.
 * A two-digit year after an apostrophe ("summer of '23", "May '19") is the latest such
   year up to ten years after now; "2023 summer" is summer 2023.
 * Parts of a day: morning 06-12, afternoon 12-18, evening 18-24, night 18-06 the next
   morning ("last night" = yesterday 18:00 .. today 05:59:59.999999).
 * "early/mid/late X" take X's thirds (a year Jan-Apr / May-Aug / Sep-Dec, a month days
   1-10 / 11-20 / 21-end, a decade 0-3 / 4-6 / 7-9); "the beginning/middle/end of X" are
-  the same thirds, "the first/second half of X" its halves; of a Monday-Sunday week
-  Monday-Wednesday / Tuesday-Thursday / Thursday-Sunday, halves Monday-Wednesday and
+  the same thirds, and so are "early/late in X" ("early in 2023", "late in the summer");
+  "midweek" and "mid-month" ending their clause are the middle of now's week and month
+  ("my midweek run" is no time); "earlier/later in the week" are "earlier/later this
+  week". "The first/second half of X" are its halves. A Monday-Sunday week's thirds are
+  Monday-Wednesday / Tuesday-Thursday / Thursday-Sunday, its halves Monday-Wednesday and
   Thursday-Sunday. "The first/…/fourth/last Monday (or weekend) of X" is that day of it
   ("the last Friday of the month"), "the 15th of last month" that day. "The
   first/second/third/fourth week of" a month, season, quarter or year are its days 1-7 /
@@ -78,7 +86,9 @@ Conventions
 * "2023-06" (ISO 8601's year-month), "2023/06" and "06/2023" are that month; "H1 2023",
   "2023 H2" a half year, "H1 and H2 2023" both (a half without its year is no time: "an
   H1 visa", "after H1, use H2").
-* "between X and Y", "from X to Y": X's start .. Y's end; an X without a year is placed
+* "between X and Y", "from X to Y": X's start .. Y's end, also when Y lies inside X
+  ("from the beginning of the year through today" asked on January 6 ends that day); an
+  X without a year is placed
   just before Y ends ("between March and May 2023"). Joined without "between"
   ("June-July 2023", "spring and summer 2023", "January or February 2024", "Q1 and Q2
   2023") the same, when Y names its year, or when X and Y are names of one kind without
@@ -109,6 +119,8 @@ Conventions
   period and X ("last week, as mentioned on November 6, 2023" is October 30 - November
   6); X alone when it names nothing else or only a vague word
   (:mod:`hindsight_tools.query.told`).
+* A number before a unit or counted noun is an amount, not a year: "in 2000 words or
+  less", "a budget of 2000 dollars".
 * Month and day names that are also names or words count only in a date context: "May"
   and "June" alone (people), "the march", "I may go", "on Fridays" are no time; "in May",
   "May 2023", "May 7", "last May", "since May", "on Friday" are.
@@ -133,7 +145,7 @@ from hindsight_tools.query.expressions import (
     part_at,
 )
 from hindsight_tools.query.habits import names_a_habit
-from hindsight_tools.query.offsets import OFFSET
+from hindsight_tools.query.offsets import OFFSET, names_a_term
 from hindsight_tools.query.pairs import find_named_pair
 from hindsight_tools.query.ranges import find_joined, find_range
 from hindsight_tools.query.rewrites import pin_relative_times, spell_out
@@ -239,6 +251,8 @@ def _open_ended(text: str, now: datetime) -> Found | None:
         if found is None:
             continue
         (start, end), stop = found
+        if names_a_term(text[m.end() : stop], found[0], text[stop : stop + 12]):
+            continue  # "after spring break" is not after the spring
         word = "before" if m["kw"].lower() == "prior to" else m["kw"].lower().split()[-1]
         window = open_window(word, start, end)
         if window is not None:
