@@ -86,31 +86,30 @@ Conventions
 * "2023-06" (ISO 8601's year-month), "2023/06" and "06/2023" are that month; "H1 2023",
   "2023 H2" a half year, "H1 and H2 2023" both (a half without its year is no time: "an
   H1 visa", "after H1, use H2").
-* "between X and Y", "from X to Y": X's start .. Y's end, also when Y lies inside X
-  ("from the beginning of the year through today" asked on January 6 ends that day); an
-  X without a year is placed
-  just before Y ends ("between March and May 2023"). Joined without "between"
-  ("June-July 2023", "spring and summer 2023", "January or February 2024", "Q1 and Q2
-  2023") the same, when Y names its year, or when X and Y are names of one kind without
-  a year after a time word ("in January and February", "on Monday and Tuesday", "in
-  spring and summer", "in Q1 and Q2"; joined by "and"/"or" in whichever order is nearer:
-  "on Friday or Thursday" asked on a Wednesday is the two days just gone; after a first
-  with its year, "in January 2023 and March", the second is the first such after it;
+* "between X and Y", "from X to Y": X's start .. Y's end, also when Y lies inside X ("from
+  the beginning of the year through today" asked on January 6 ends that day); an X without
+  a year is placed just before Y ends ("between March and May 2023"). Joined without
+  "between" ("June-July 2023", "spring and summer 2023", "January or February 2024", "Q1
+  and Q2 2023") the same, when Y names its year, or when X and Y are names of one kind
+  without a year after a time word ("in January and February", "on Monday and Tuesday",
+  "in spring and summer", "in Q1 and Q2"; joined by "and"/"or" in whichever order is
+  nearer: "on Friday or Thursday" asked on a Wednesday is the two days just gone; after a
+  first with its year, "in January 2023 and March", the second is the first such after it;
   after "last", "last summer and fall", the first as "last" reads it and the second the
   first such from its start that began before the day of asking, else the pair before:
   "last Monday through Friday" asked on a Tuesday is the week before; with "and"/"or"
-  either order, the one with more names as "last" alone reads them or under way, then
-  the one of fewer months, then as written). A year alone after "and"/"or" takes the
-  first's name ("the spring of 2023 and 2024" ends with the spring of 2024). "In June
-  and fall asleep" is June, "on Tuesday and Thursday mornings" a habit read as Tuesday,
-  and "May and June" alone are people. A bare day before a date is of that date's month,
-  and must not come after it ("1-15 May 2023"); "May 1-15, 2023" is those days too, and
-  so are "the 3rd and 4th of May"; a bare day after a date ("between June 3 and 5",
-  "March 3 and 5, 2023", "on May 3rd and 4th") is of its month and not before it, when
-  the question goes on after it ("and 5 pm", "and 5 friends", "until 11 at night" are no
-  day). "The weekend of" a day is that week's Saturday and Sunday. "since X": X's start,
-  open end; "after X": right after X's end, open end; "before X": open start, right
-  before X's start; "until X": open start, X's end.
+  either order, the one with more names as "last" alone reads them or under way, then the
+  one of fewer months, then as written). A year alone after "and"/"or" takes the first's
+  name ("the spring of 2023 and 2024" ends with the spring of 2024). "In June and fall
+  asleep" is June, "on Tuesday and Thursday mornings" a habit read as Tuesday, and "May
+  and June" alone are people. A bare day before a date is of that date's month, and must
+  not come after it ("1-15 May 2023"); "May 1-15, 2023" is those days too, and so are "the
+  3rd and 4th of May"; a bare day after a date ("between June 3 and 5", "March 3 and 5,
+  2023", "on May 3rd and 4th") is of its month and not before it, when the question goes
+  on after it ("and 5 pm", "and 5 friends", "until 11 at night" are no day). "The weekend
+  of" a day is that week's Saturday and Sunday. "since X": X's start, open end; "after X":
+  right after X's end, open end; "before X": open start, right before X's start; "until
+  X": open start, X's end.
 * When a query names several times the leftmost expression wins (the longest if two start
   at the same place, then the rule table's order); a vague one ("recently") only when
   nothing else is named: "What did Joanna recently watch on February 7, 2022?" is that day.
