@@ -478,6 +478,9 @@ def test_the_holidays_run_from_christmas_eve_to_new_years_day() -> None:
         assert window(text) == (at("2023-12-24"), at("2024-01-01" + E)), text
     assert window("the holidays of 2021") == (at("2021-12-24"), at("2022-01-01" + E))
     assert window("Happy holidays!") is None
+    # without "the", holidays are a vacation
+    assert window("What did I do on my last holidays?") is None
+    assert window("Where did we go during our last holidays?") is None
 
 
 def test_words_without_edges_give_a_vague_window() -> None:

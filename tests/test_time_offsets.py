@@ -97,8 +97,12 @@ OFFSETS = [
     ("the Sundays before October 25, 2022", None, "2022-10-24" + E),
     ("2 - 3 days after June 5", "2024-06-06", None),
     ("two/three days after June 5", "2024-06-06", None),
-    # a holiday's break is counted from the holiday
+    # a holiday's break is counted from the holiday, a dated holiday from its day
     ("the week after Christmas break", "2024-01-01", "2024-01-07" + E),
+    ("What did I do the day after the July 4 holiday?", "2023-07-05", "2023-07-05" + E),
+    # "since" a term within a season opens at the season's start, near the term's
+    ("What have I done since last summer break?", "2023-06-01", None),
+    ("What did I do during spring break?", "2024-03-01", "2024-05-31" + E),
     ("the week after the holidays", "2024-01-08", "2024-01-14" + E),
     # counted from now
     ("the week after next", "2024-06-24", "2024-06-30" + E),
@@ -118,12 +122,14 @@ def test_counted_period_resolves_to_exact_window(
     [
         "the month after my wedding",
         "What did I do the day after the party?",
-        # a term within a season: its edges are not the season's
+        # a term within a season: its edges are not the season's, and the season alone
+        # is not read instead
         "What did I do the Sunday after spring break?",
-        "the week after spring break",
+        "the week after last spring break",
         "What did I read after summer camp?",
-        "before winter break",
-        "since spring semester",
+        "What did I do the week before spring break?",
+        "after the fall 2023 semester",
+        "What did I do after summer vacation last year?",
     ],
 )
 def test_a_period_counted_from_an_event_is_no_time(text: str) -> None:

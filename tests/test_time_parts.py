@@ -102,8 +102,6 @@ PARTS = [
     ("late in the summer of 2023", "2023-08-01", "2023-08-31" + E),
     ("What did I pay early on in the month?", "2024-06-01", "2024-06-10" + E),
     ("late in May", "2024-05-21", "2024-05-31" + E),
-    ("earlier in the week", "2024-06-10", "2024-06-12T15:30"),
-    ("later in the month", "2024-06-12T15:30", "2024-06-30" + E),
     # "midweek", "mid-month" ending their clause are the middle of the unit
     ("What did Ana do midweek?", "2024-06-11", "2024-06-13" + E),
     ("Midweek last week, I ran a 10k", "2024-06-04", "2024-06-06" + E),
@@ -111,8 +109,10 @@ PARTS = [
     # a range ends where its end does, also inside its start's span
     ("from the beginning of the month through June 5", "2024-06-01", "2024-06-05" + E),
     ("between the start of the year and March 2024", "2024-01-01", "2024-03-31" + E),
-    # an amount is no year
+    # an amount is no year; a plural subject after a year leaves it one
     ("In 2000 words or less, what did I do last week?", "2024-06-03", "2024-06-09" + E),
+    ("In 2020 people stayed home", "2020-01-01", "2020-12-31" + E),
+    ("In March 2023 users complained", "2023-03-01", "2023-03-31" + E),
     (
         "What did I buy at the end of the month, with a budget of 2000 dollars?",
         "2024-06-21",

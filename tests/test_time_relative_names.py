@@ -138,6 +138,10 @@ def test_name_in_a_unit_resolves_to_exact_window(
         "In summer I typically go hiking",
         "During Thanksgiving, we usually watch a few movies.",
         "What does she habitually cook in the spring?",
+        # a part of the unit holding now
+        "What do I usually do midweek?",
+        "What do I usually pay at the end of the month?",
+        "What do I typically do early in the year?",
     ],
 )
 def test_a_bare_name_in_a_habit_is_no_time(text: str) -> None:
@@ -207,6 +211,7 @@ def test_an_open_side_past_the_calendar_leaves_the_period_itself(
             "2022-12-26" + E,
         ),
         ("two Junes ago", datetime(2024, 6, 12, tzinfo=UTC), "2022-06-01", "2022-06-30" + E),
+        ("three Januaries ago", datetime(2024, 6, 12, tzinfo=UTC), "2022-01-01", "2022-01-31" + E),
         (
             "a couple of Decembers ago",
             datetime(2025, 1, 6, tzinfo=UTC),

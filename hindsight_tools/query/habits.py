@@ -3,12 +3,12 @@ summer?" asks about every summer, not the last one, and "In summer I typically g
 tells of every summer.
 
 Only a bare name counts (a month, season, weekday, quarter or holiday, or two of them
-joined), with "usually", "typically" or "habitually" in its clause. With a year, a
-relative word or a range ("What did I usually eat last summer?", "… since January",
-"… between March and May") the period is one, and the window stands. Not "often",
-"always", "regularly", "normally", "generally" or "tend to": "Did I often run in March?",
-"Did the backup run normally on Friday?", "Was the team generally happy in March?" ask
-about one period.
+joined) or a part of the week, month or year holding now ("at the end of the month"), with
+"usually", "typically" or "habitually" in its clause. With a year, a relative word or a
+range ("What did I usually eat last summer?", "… since January", "… between March and
+May") the period is one, and the window stands. Not "often", "always", "regularly",
+"normally", "generally" or "tend to": "Did I often run in March?", "Did the backup run
+normally on Friday?", "Was the team generally happy in March?" ask about one period.
 """
 
 from __future__ import annotations
@@ -25,7 +25,11 @@ HABITUAL = re.compile(r"\b(?:usually|typically|habitually)\b", FLAGS)
 _NAME = rf"(?:{MONTH_ANY}|{SEASON}|{WEEKDAY}|Q[1-4]\b|{HOLIDAY_NAME})"
 _BARE_NAMES = re.compile(
     rf"(?:(?:in|during|on|over|at|around|throughout) )?(?:the )?{_NAME}"
-    rf"(?: ?(?:and|or|&|-|/|to) ?(?:the )?{_NAME})?",
+    rf"(?: ?(?:and|or|&|-|/|to) ?(?:the )?{_NAME})?"
+    # a part of the unit holding now: "at the end of the month", "early in the year",
+    # "midweek" (read as "the middle of the week")
+    r"|(?:(?:in|during|on|over|at|around|by) )?(?:(?:the )?(?:beginning|start|middle|end) of"
+    r"|early|mid|late) the (?:week|month|year)",
     FLAGS,
 )
 # A habit word counts this many characters either side of the period, within its clause:

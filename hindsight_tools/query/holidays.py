@@ -51,7 +51,8 @@ HOLIDAYS: dict[str, Callable[[int], Span]] = {
 # A holiday's name, without a group, for patterns that name it more than once
 HOLIDAY_NAME = (
     r"(?:christmas(?: eve| day)?|boxing day|new year'?s?(?: eve| day)?"
-    r"|valentine'?s day|halloween|easter|thanksgiving|holidays|(?:holiday|festive) season)\b"
+    # "the holidays" with its "the": "my last holidays", "on holidays" are a vacation
+    r"|valentine'?s day|halloween|easter|thanksgiving|the holidays|(?:holiday|festive) season)\b"
 )
 HOLIDAY = rf"(?P<hol>{HOLIDAY_NAME})"
 
@@ -73,7 +74,7 @@ def own_day(text: str, span: Span) -> Span | None:
 
 def _holiday_name(m: re.Match[str]) -> str:
     name = " ".join(m["hol"].lower().replace("'", "").split())
-    name = re.sub(r"^(?:holiday|festive) season$", "holidays", name)
+    name = re.sub(r"^(?:the holidays|(?:holiday|festive) season)$", "holidays", name)
     return re.sub(r"^new years?\b", "new years", name)  # "New Year", "New Year's": one key
 
 

@@ -54,7 +54,7 @@ from hindsight_tools.query.spans import (
 from hindsight_tools.query.time_rules import MONTH_ANY, WEEKDAY, WEEKDAY_STEM, WEEKDAYS
 from hindsight_tools.query.weekly import weekday_after, weekday_before
 
-__all__ = ["OFFSET", "counted", "ends_a_count_range", "names_a_term"]
+__all__ = ["OFFSET", "counted", "ends_a_count_range"]
 
 # The words before X; X itself is read by whoever matched this. A preposition is part of
 # it so that "over the weekend after Thanksgiving" starts where the rule for "over the
@@ -96,19 +96,6 @@ _PART_OF_HOLIDAY = re.compile(
 )
 
 
-# A season or month followed by one of these names a school or work period within it,
-# whose edges are not its own: spring break ends in March, not with May
-_TERM = re.compile(r" (?:break|semester|term|recess|camp|session|vacation|holidays?)\b", FLAGS)
-
-
-def names_a_term(x_text: str, x: Span, after_x: str) -> bool:
-    """Whether the words ``x_text`` (of span ``x``), followed by ``after_x``, name a term
-    within a period ("spring break") rather than the period, so that nothing is counted
-    from its edges. A holiday's break is counted from the holiday ("the week after
-    Christmas break")."""
-    return _TERM.match(after_x) is not None and own_day(x_text, x) is None
-
-
 def counted(m: re.Match[str], x: Span, x_text: str, after_x: str = "") -> Span | None:
     """The period ``m`` (an :data:`OFFSET` match) counts from ``x``, the span of the words
     ``x_text`` after it (``after_x`` what follows them); None when the words name no one
@@ -120,8 +107,6 @@ def counted(m: re.Match[str], x: Span, x_text: str, after_x: str = "") -> Span |
     after = m["dir"].lower() in ("after", "following")
     if m["the"] and m["the"].lower() == "last " and (after or not HAS_YEAR.search(x_text)):
         return None  # "last year after Easter", "last week before Friday": the asker's unit
-    if names_a_term(x_text, x, after_x):
-        return None
     holiday = own_day(x_text, x)
     part = _PART_OF_HOLIDAY.match(after_x) if holiday else None
     if holiday and part is None:

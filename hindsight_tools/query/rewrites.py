@@ -26,6 +26,7 @@ from hindsight_tools.query.time_rules import (
     NOT_NAME,
     SEASON,
     WEEKDAY,
+    WEEKDAY_STEM,
     WEEKDAYS,
 )
 
@@ -47,8 +48,11 @@ def spell_out(text: str, now: datetime) -> str:
     lower = spelled.lower()
     if " in " in lower:
         spelled = _PART_IN.sub(r"\g<part> ", spelled)
-        spelled = _NEAR_IN.sub(r"\g<near> this \g<unit>", spelled)
-    return _MID_UNIT.sub(_mid_unit, spelled) if "mid" in lower else spelled
+    if "mid" in lower:
+        spelled = _MID_UNIT.sub(_mid_unit, spelled)
+    if _A_TERM_WORD.search(lower):
+        spelled = _TERM_OF_SEASON.sub(_joined, spelled)
+    return spelled
 
 
 def pin_relative_times(text: str, now: datetime) -> str:
@@ -114,15 +118,14 @@ _SEASONS_OF = re.compile(
     r"\b(?P<name>spring|summer|autumn|winter)s(?= of (?:1[5-9]|2\d)\d\d\b)", FLAGS
 )
 
+_A_YEAR = r"(?:1[5-9]|2\d)\d\d\b"  # for lookaheads; the rules' own is time_rules.YEAR
 # "early in 2023", "late in the summer", "early on in the week": a part of the period, as
 # "early 2023" is (not "late in the evening", "early in the game")
 _PART_IN = re.compile(
     r"\b(?P<part>early|late)(?: on)? in (?=(?:(?:the|last|this|next) )?(?:week|month|year"
-    rf"|{SEASON})\b|{MONTH_FULL}|(?:1[5-9]|2\d)\d\d\b)",
+    rf"|{SEASON})\b|{MONTH_FULL}|{_A_YEAR})",
     FLAGS,
 )
-# "earlier in the week", "later in the month": as "earlier this week" is, up to or from now
-_NEAR_IN = re.compile(r"\b(?P<near>earlier|later) in the (?P<unit>week|month|year)\b", FLAGS)
 # "midweek", "mid-month", "midweek last week": its middle, where the word ends its clause
 # ("what did I do midweek?"); before a noun it names a thing ("my midweek run")
 _MID_UNIT = re.compile(
@@ -133,6 +136,27 @@ _MID_UNIT = re.compile(
 
 def _mid_unit(m: re.Match[str]) -> str:
     return f"the middle of {(m['mod'] or 'the').lower()} {m['unit'].lower()}"
+
+
+# A term within a season ("spring break", "the fall 2023 semester", "summer camp last
+# year") ends when the season doesn't: spring break in March, winter break in January.
+# What is counted from its end ("after", "until", "the Sunday after") or by a unit from
+# either edge ("the week before") is no time, so its words are joined into one that no
+# rule reads (the season alone would be read otherwise). "Since" and "before" alone keep
+# the season: its start is near enough the term's for an open side.
+_A_TERM_WORD = re.compile(r"\b(?:break|semester|term|recess|camp|session|vacation|holidays?)\b")
+_TERM_OF_SEASON = re.compile(
+    rf"(?P<lead>\b(?:after|following|until|till|(?:day|week|weekend|month|{WEEKDAY_STEM})s?"
+    r" (?:before|prior to)) )"
+    rf"(?P<term>(?:(?:the|last|this|next|this past) )?{SEASON}(?:,? (?:of )?{_A_YEAR})?"
+    r" (?:break|semester|term|recess|camp|session|vacation|holidays?)\b"
+    rf"(?: (?:last|this|next) year\b|,? (?:of |in )?{_A_YEAR})?)",
+    FLAGS,
+)
+
+
+def _joined(m: re.Match[str]) -> str:
+    return m["lead"] + m["term"].replace(" ", "_").replace(",", "_")
 
 
 # "summer of '23", "May '19": an apostrophe and two digits, not a decade ("the '90s") nor a
@@ -225,8 +249,8 @@ _BEFORE_LAST = re.compile(
 # "two summers ago", "three Christmases ago", "two Junes ago": the one so many before the
 # latest, as "the summer before last" is the one before "last summer"
 _YEARLY_AGO = re.compile(
-    rf"\b(?P<count>{COUNT}) (?P<name>spring|summer|autumn|fall|winter|christmas|easter"
-    rf"|thanksgiving|halloween|{MONTH_STEM})(?:es|s) ago\b",
+    rf"\b(?P<count>{COUNT}) (?:(?P<name>spring|summer|autumn|fall|winter|christmas|easter"
+    rf"|thanksgiving|halloween|{MONTH_STEM})(?:es|s)|(?P<y>januar|februar)ies) ago\b",
     FLAGS,
 )
 # A pinned year must be one the rules read as a year (time_rules.YEAR), or the name would
@@ -269,11 +293,12 @@ def pin_relative_names(text: str, now: datetime) -> str:
 
     def years_ago(m: re.Match[str]) -> str:
         low, high = count_range(m["count"])
-        last = parse_at(f"last {m['name']}", 0, now)
+        name = m["name"] or f"{m['y']}y"
+        last = parse_at(f"last {name}", 0, now)
         if low != high or low < 1 or last is None:
             return m[0]
         year = last[0].start.year - (low - 1)
-        return f"the {m['name']} of {year}" if year in _READ_YEARS else m[0]
+        return f"the {name} of {year}" if year in _READ_YEARS else m[0]
 
     # each keyed by a word it can't match without: most texts have none, and a memory's
     # words are read on every recall that names a period

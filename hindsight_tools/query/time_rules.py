@@ -77,13 +77,12 @@ def year_pattern(name: str, *, guard_tail: bool = True) -> str:
     return rf"(?<![\w/.$#])(?P<{name}>1[5-9]\d\d|2\d\d\d)\b{tail}{_NOT_A_MEASURE}"
 
 
-# A number before a unit or a counted noun is an amount: "in 2000 words or less", "a
-# budget of 2000 dollars". A list, not "any plural": "in 2023 things changed" is a year.
+# A number before a unit is an amount: "in 2000 words or less", "a budget of 2000 dollars".
+# Units only: a plural subject may follow a year ("in 2020 people stayed home").
 _NOT_A_MEASURE = (
-    r"(?! (?:dollars|euros|pounds|bucks|yen|yuan|rupees|francs|usd|eur|gbp|words|characters"
-    r"|chars|pages|lines|tokens|people|persons|users|members|followers|subscribers|views"
-    r"|downloads|copies|units|items|rows|records|points|votes|steps|calories|kcal|miles"
-    r"|kilometers|kilometres|km|meters|metres|feet|ft|kg|grams|lbs|times)\b)"
+    r"(?! (?:dollars|euros|bucks|yen|yuan|rupees|francs|usd|eur|gbp|words|characters|chars"
+    r"|pages|tokens|calories|kcal|miles|kilometers|kilometres|km|meters|metres|kg|grams"
+    r"|lbs)\b)"
 )
 
 

@@ -43,10 +43,11 @@ Conventions
   3, 2023" is July 24-30 (:mod:`hindsight_tools.query.offsets`); a weekday so counted is
   that one day ("(the) Sunday before October 25, 2022" is October 23, "the first Sunday
   after" it October 30). A possessive's time ("yesterday's party") counts only a day
-  from one calendar day ("the day after yesterday's party" is today). Nothing is counted
-  from a term within a season ("spring break", "summer camp", "winter semester": their
-  edges are not the season's), nor opened after or before it; a holiday's break is
-  counted from the holiday ("the week after Christmas break").
+  from one calendar day ("the day after yesterday's party" is today). A term within a
+  season ("spring break", "summer camp", "the fall 2023 semester") has edges that are not
+  the season's: nothing is counted from it ("the week before spring break"), nor opened
+  after or until it; "since" or "before" it open at the season's start, near the term's.
+  A holiday's break is counted from the holiday ("the week after Christmas break").
 * A name in a relative unit is that name in that unit: "March of last year", "last year
   in March", "in the summer two years ago", "Christmas of the year before last", "on
   Monday of last week", "Tuesday last week", "Friday two weeks ago" (pinned to a year or a
@@ -58,7 +59,8 @@ Conventions
 * Holidays (their days: :mod:`hindsight_tools.query.holidays`) named alone need a time word
   before them ("over Christmas"; "for Christmas", "in the new year" are no time) and are
   ``vague``; with a year or last/this/next ("Christmas 2022") they are one holiday. "The
-  holidays" ("the holiday season") are 24 December - 1 January.
+  holidays" ("the holiday season"; not "my last holidays", a vacation) are 24 December -
+  1 January.
 * A two-digit year after an apostrophe ("summer of '23", "May '19") is the latest such
   year up to ten years after now; "2023 summer" is summer 2023.
 * Parts of a day: morning 06-12, afternoon 12-18, evening 18-24, night 18-06 the next
@@ -67,8 +69,7 @@ Conventions
   1-10 / 11-20 / 21-end, a decade 0-3 / 4-6 / 7-9); "the beginning/middle/end of X" are
   the same thirds, and so are "early/late in X" ("early in 2023", "late in the summer");
   "midweek" and "mid-month" ending their clause are the middle of now's week and month
-  ("my midweek run" is no time); "earlier/later in the week" are "earlier/later this
-  week". "The first/second half of X" are its halves. A Monday-Sunday week's thirds are
+  ("my midweek run" is no time). "The first/second half of X" are its halves. A Monday-Sunday week's thirds are
   Monday-Wednesday / Tuesday-Thursday / Thursday-Sunday, its halves Monday-Wednesday and
   Thursday-Sunday. "The first/…/fourth/last Monday (or weekend) of X" is that day of it
   ("the last Friday of the month"), "the 15th of last month" that day. "The
@@ -118,8 +119,8 @@ Conventions
   period and X ("last week, as mentioned on November 6, 2023" is October 30 - November
   6); X alone when it names nothing else or only a vague word
   (:mod:`hindsight_tools.query.told`).
-* A number before a unit or counted noun is an amount, not a year: "in 2000 words or
-  less", "a budget of 2000 dollars".
+* A number before a unit is an amount, not a year: "in 2000 words or less", "a budget of
+  2000 dollars" (not before a plural subject: "in 2020 people stayed home").
 * Month and day names that are also names or words count only in a date context: "May"
   and "June" alone (people), "the march", "I may go", "on Fridays" are no time; "in May",
   "May 2023", "May 7", "last May", "since May", "on Friday" are.
@@ -144,7 +145,7 @@ from hindsight_tools.query.expressions import (
     part_at,
 )
 from hindsight_tools.query.habits import names_a_habit
-from hindsight_tools.query.offsets import OFFSET, names_a_term
+from hindsight_tools.query.offsets import OFFSET
 from hindsight_tools.query.pairs import find_named_pair
 from hindsight_tools.query.ranges import find_joined, find_range
 from hindsight_tools.query.rewrites import pin_relative_times, spell_out
@@ -250,8 +251,6 @@ def _open_ended(text: str, now: datetime) -> Found | None:
         if found is None:
             continue
         (start, end), stop = found
-        if names_a_term(text[m.end() : stop], found[0], text[stop : stop + 12]):
-            continue  # "after spring break" is not after the spring
         word = "before" if m["kw"].lower() == "prior to" else m["kw"].lower().split()[-1]
         window = open_window(word, start, end)
         if window is not None:
