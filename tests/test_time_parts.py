@@ -100,12 +100,20 @@ PARTS = [
     # a part "in" a period is that part of it
     ("What did I do early in 2023?", "2023-01-01", "2023-04-30" + E),
     ("late in the summer of 2023", "2023-08-01", "2023-08-31" + E),
-    ("What did I pay early on in the month?", "2024-06-01", "2024-06-10" + E),
-    ("late in May", "2024-05-21", "2024-05-31" + E),
+    ("What happened early on in the month?", "2024-06-01", "2024-06-10" + E),
+    ("What happened late in May?", "2024-05-21", "2024-05-31" + E),
+    # after another verb, early and late are of the clock: the whole period
+    ("Did I work late in March?", "2024-03-01", "2024-03-31" + E),
+    ("Did I pay my rent late in February?", "2024-02-01", "2024-02-29" + E),
+    # a name "in" a year is of that year
+    ("What did I do in the summer in 2023?", "2023-06-01", "2023-08-31" + E),
+    ("in March in 2023", "2023-03-01", "2023-03-31" + E),
+    ("What did I do on May 5 in 2023?", "2023-05-05", "2023-05-05" + E),
     # "midweek", "mid-month" ending their clause are the middle of the unit
     ("What did Ana do midweek?", "2024-06-11", "2024-06-13" + E),
     ("Midweek last week, I ran a 10k", "2024-06-04", "2024-06-06" + E),
     ("what did I pay mid-month?", "2024-06-11", "2024-06-20" + E),
+    ("What did I do mid-week, on Wednesday?", "2024-06-12", "2024-06-12" + E),
     # a range ends where its end does, also inside its start's span
     ("from the beginning of the month through June 5", "2024-06-01", "2024-06-05" + E),
     ("between the start of the year and March 2024", "2024-01-01", "2024-03-31" + E),

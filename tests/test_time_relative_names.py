@@ -149,6 +149,23 @@ def test_a_bare_name_in_a_habit_is_no_time(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("Did I spend more than I usually do in March?", "2024-03-01", "2024-03-31" + E),
+        (
+            "Did I pay my rent by the end of the month, as I usually do?",
+            "2024-06-21",
+            "2024-06-30" + E,
+        ),
+        ("Did I sleep more than usually at the end of the week?", "2024-06-13", "2024-06-16" + E),
+    ],
+)
+def test_a_period_compared_with_a_habit_is_one_period(text: str, start: str, end: str) -> None:
+    found = extract_time_window(text, NOW)
+    assert found is not None and (found.start, found.end) == (at(start), at(end))
+
+
+@pytest.mark.parametrize(
     ("text", "pinned"),
     [
         ("in March of last year", "in March of 2023"),

@@ -50,4 +50,12 @@ def names_a_habit(text: str, start: int, end: int) -> bool:
         elif mark.start() >= end:
             high = mark.start()
             break
-    return HABITUAL.search(text, low, high) is not None
+    return any(
+        _COMPARED.search(text, max(low, h.start() - 20), h.start()) is None
+        for h in HABITUAL.finditer(text, low, high)
+    )
+
+
+# "as I usually do", "more than I usually do", "like I typically do": one period compared
+# with the habit, not the habit
+_COMPARED = re.compile(r"\b(?:as|than|like)(?: \w+)?(?: \w+)? $", FLAGS)

@@ -458,6 +458,7 @@ RULES: tuple[Rule, ...] = (
         # "Christmas presents", "for Halloween": a holiday as a theme, not as a time
         context=r"\b(?:over|at|during|around|on|in|through|throughout) (?:the )?",
     ),
+    rule("year and holidays", rf"\bthe {YEAR} (?P<hol>holidays|holiday season)\b", holiday),
     rule("quarter code", rf"\bQ(?P<q>[1-4])\b(?:,? (?:of )?{YEAR})?", _quarter_code),
     rule("year and quarter", rf"{YEAR}[ -]?Q(?P<q>[1-4])\b", _quarter_code),
     # a half without its year is more often something else ("H1 visa", an "h1" heading,

@@ -69,21 +69,22 @@ Conventions
   1-10 / 11-20 / 21-end, a decade 0-3 / 4-6 / 7-9); "the beginning/middle/end of X" are
   the same thirds, and so are "early/late in X" ("early in 2023", "late in the summer");
   "midweek" and "mid-month" ending their clause are the middle of now's week and month
-  ("my midweek run" is no time). "The first/second half of X" are its halves. A Monday-Sunday week's thirds are
-  Monday-Wednesday / Tuesday-Thursday / Thursday-Sunday, its halves Monday-Wednesday and
-  Thursday-Sunday. "The first/…/fourth/last Monday (or weekend) of X" is that day of it
-  ("the last Friday of the month"), "the 15th of last month" that day. "The
-  first/second/third/fourth week of" a month, season, quarter or year are its days 1-7 /
-  8-14 / 15-21 / 22-28, "the last week of" it its last seven days; "the week of" a day is that day's
-  Monday-Sunday week. "The first/last N days, weeks or months of" a period are counted
-  from its start or end, weeks as seven days ("the first two weeks of March" is March
-  1-14, "the first few days of June" June 1-3), when they fit in it. "The week", "the
-  month" and "the year" after a part ("the beginning of the month", "the end of the
-  week?") are the ones holding now, even when they are not over, unless the words after
-  them name the period ("the week when …", "the week-long retreat", "the year that …",
-  or a date with its year later in the clause: "the end of the week, on June 9, 2023");
-  "the end of the year 2023" is that year's. A
-  fortnight is two weeks ("the last fortnight", "a fortnight ago").
+  ("my midweek run" is no time); after a verb other than "do" or "happen", early and late
+  are of the clock ("I worked late in March" is March). "The first/second half of X" are
+  its halves. A Monday-Sunday week's thirds are Monday-Wednesday / Tuesday-Thursday /
+  Thursday-Sunday, its halves Monday-Wednesday and Thursday-Sunday. "The
+  first/…/fourth/last Monday (or weekend) of X" is that day of it ("the last Friday of the
+  month"), "the 15th of last month" that day. "The first/second/third/fourth week of" a
+  month, season, quarter or year are its days 1-7 / 8-14 / 15-21 / 22-28, "the last week
+  of" it its last seven days; "the week of" a day is that day's Monday-Sunday week. "The
+  first/last N days, weeks or months of" a period are counted from its start or end, weeks
+  as seven days ("the first two weeks of March" is March 1-14, "the first few days of
+  June" June 1-3), when they fit in it. "The week", "the month" and "the year" after a
+  part ("the beginning of the month", "the end of the week?") are the ones holding now,
+  even when they are not over, unless the words after them name the period ("the week when
+  …", "the week-long retreat", "the year that …", or a date with its year later in the
+  clause: "the end of the week, on June 9, 2023"); "the end of the year 2023" is that
+  year's. A fortnight is two weeks ("the last fortnight", "a fortnight ago").
 * "2023-06" (ISO 8601's year-month), "2023/06" and "06/2023" are that month; "H1 2023",
   "2023 H2" a half year, "H1 and H2 2023" both (a half without its year is no time: "an
   H1 visa", "after H1, use H2").
@@ -119,6 +120,8 @@ Conventions
   period and X ("last week, as mentioned on November 6, 2023" is October 30 - November
   6); X alone when it names nothing else or only a vague word
   (:mod:`hindsight_tools.query.told`).
+* A name "in" a year is of that year ("in the summer in 2023", "on May 5 in 2023"), and a
+  year after a term within a season is the season's ("spring break 2023" is spring 2023).
 * A number before a unit is an amount, not a year: "in 2000 words or less", "a budget of
   2000 dollars" (not before a plural subject: "in 2020 people stayed home").
 * Month and day names that are also names or words count only in a date context: "May"
