@@ -107,7 +107,9 @@ OFFSETS = [
     ("What did I do during spring break 2023?", "2023-03-01", "2023-05-31" + E),
     ("over spring break last year", "2023-03-01", "2023-05-31" + E),
     ("Since spring break 2023, what changed?", "2023-03-01", None),
+    # after "after", a year after the term is read alone: what is asked lies in or after it
     ("What did I do following summer session in 2022?", "2022-01-01", "2022-12-31" + E),
+    ("What did I do after summer break 2022?", "2022-01-01", "2022-12-31" + E),
     ("the week after the holidays", "2024-01-08", "2024-01-14" + E),
     # counted from now
     ("the week after next", "2024-06-24", "2024-06-30" + E),

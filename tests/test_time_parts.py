@@ -102,18 +102,27 @@ PARTS = [
     ("late in the summer of 2023", "2023-08-01", "2023-08-31" + E),
     ("What happened early on in the month?", "2024-06-01", "2024-06-10" + E),
     ("What happened late in May?", "2024-05-21", "2024-05-31" + E),
-    # after another verb, early and late are of the clock: the whole period
+    ("What did I read early in 2023?", "2023-01-01", "2023-04-30" + E),
+    ("Where was I late in 2022?", "2022-09-01", "2022-12-31" + E),
+    # after a verb of the clock or a deadline, early and late are of it: the whole period
     ("Did I work late in March?", "2024-03-01", "2024-03-31" + E),
     ("Did I pay my rent late in February?", "2024-02-01", "2024-02-29" + E),
+    ("I was late in June with the taxes.", "2024-06-01", "2024-06-30" + E),
     # a name "in" a year is of that year
     ("What did I do in the summer in 2023?", "2023-06-01", "2023-08-31" + E),
     ("in March in 2023", "2023-03-01", "2023-03-31" + E),
     ("What did I do on May 5 in 2023?", "2023-05-05", "2023-05-05" + E),
+    ("Christmas Eve in 2022", "2022-12-24", "2022-12-24" + E),
+    # not a name: a person, a march, a fall
+    ("When did I go to the Women's March in 2017?", "2017-01-01", "2017-12-31" + E),
+    ("When did I meet Jan in 2023?", "2023-01-01", "2023-12-31" + E),
+    ("How did I recover from the fall in 2022?", "2022-01-01", "2022-12-31" + E),
     # "midweek", "mid-month" ending their clause are the middle of the unit
     ("What did Ana do midweek?", "2024-06-11", "2024-06-13" + E),
     ("Midweek last week, I ran a 10k", "2024-06-04", "2024-06-06" + E),
     ("what did I pay mid-month?", "2024-06-11", "2024-06-20" + E),
     ("What did I do mid-week, on Wednesday?", "2024-06-12", "2024-06-12" + E),
+    ("What did I do midweek, and how did I feel?", "2024-06-11", "2024-06-13" + E),
     # a range ends where its end does, also inside its start's span
     ("from the beginning of the month through June 5", "2024-06-01", "2024-06-05" + E),
     ("between the start of the year and March 2024", "2024-01-01", "2024-03-31" + E),

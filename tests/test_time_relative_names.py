@@ -142,6 +142,9 @@ def test_name_in_a_unit_resolves_to_exact_window(
         "What do I usually do midweek?",
         "What do I usually pay at the end of the month?",
         "What do I typically do early in the year?",
+        # "like" and "as" before other words than a comparison's
+        "What do I like to do usually in summer?",
+        "What do we as a family usually do in the summer?",
     ],
 )
 def test_a_bare_name_in_a_habit_is_no_time(text: str) -> None:

@@ -58,4 +58,8 @@ def names_a_habit(text: str, start: int, end: int) -> bool:
 
 # "as I usually do", "more than I usually do", "like I typically do": one period compared
 # with the habit, not the habit
-_COMPARED = re.compile(r"\b(?:as|than|like)(?: \w+)?(?: \w+)? $", FLAGS)
+_COMPARED = re.compile(
+    r"\b(?:as|than|like)(?: (?:i|we|you|he|she|they|it))?"
+    r"(?: (?:do|does|did|would|will|can|am|is|are|was|were))? $",
+    FLAGS,
+)

@@ -21,15 +21,14 @@ from hindsight_tools.query.expressions import parse_at
 from hindsight_tools.query.holidays import HOLIDAY_NAME
 from hindsight_tools.query.spans import FLAGS, shift
 from hindsight_tools.query.time_rules import (
-    MONTH_ANY,
     MONTH_FULL,
     MONTH_STEM,
     NOT_NAME,
     SEASON,
     WEEKDAY,
-    WEEKDAY_STEM,
     WEEKDAYS,
 )
+from hindsight_tools.query.wording import plain_wording
 
 __all__ = ["pin_relative_names", "pin_relative_times", "rewrite", "spell_out"]
 
@@ -42,18 +41,11 @@ def rewrite(text: str, now: datetime) -> str:
 
 def spell_out(text: str, now: datetime) -> str:
     """``text`` normalised, with two-digit years, fortnights and seasons of several years
-    spelled out: what reads the same from any day but the centuries ``now`` places a
-    two-digit year in."""
+    spelled out and its wording made plain (:mod:`hindsight_tools.query.wording`): what
+    reads the same from any day but the centuries ``now`` places a two-digit year in."""
     spelled = _FORTNIGHT.sub("two weeks", _full_years(_normalise(text), now))
     spelled = _SEASONS_OF.sub(r"\g<name>", spelled) if "s of " in spelled else spelled
-    lower = spelled.lower()
-    if _A_TERM_WORD.search(lower):
-        spelled = _TERM_THEN_YEAR.sub(_year_first, _TERM_OF_SEASON.sub(_joined, spelled))
-    if " in " in lower:
-        spelled = _IN_YEAR.sub(r"\g<name>, ", _PART_IN.sub(r"\g<lead>\g<part> ", spelled))
-    if "mid" in lower:
-        spelled = _MID_UNIT.sub(_mid_unit, spelled)
-    return spelled
+    return plain_wording(spelled)
 
 
 def pin_relative_times(text: str, now: datetime) -> str:
@@ -118,74 +110,6 @@ _FORTNIGHT = re.compile(r"\b(?:a |one )?fortnight\b", FLAGS)
 _SEASONS_OF = re.compile(
     r"\b(?P<name>spring|summer|autumn|winter)s(?= of (?:1[5-9]|2\d)\d\d\b)", FLAGS
 )
-
-_A_YEAR = r"(?:1[5-9]|2\d)\d\d\b"  # for lookaheads; the rules' own is time_rules.YEAR
-# "early in 2023", "late in the summer", "early on in the week": a part of the period, as
-# "early 2023" is (not "late in the evening", "early in the game")
-# Only where the words before it ask about the time ("What did I do early in 2023?",
-# "Early in 2023, …"): after another verb early and late are often of the clock or of a
-# deadline ("I worked late in March", "I paid my rent late in February"), and the whole
-# period is meant.
-_PART_IN = re.compile(
-    r"(?P<lead>^|[,;:.?!(] |\b(?:do|did|does|done|happen|happened|happens|occur|occurred"
-    r"|occurs|and|but|then|since|from|until|by) )"
-    r"(?P<part>early|late)(?: on)? in (?=(?:(?:the|last|this|next) )?(?:week|month|year"
-    rf"|{SEASON})\b|{MONTH_FULL}|{_A_YEAR})",
-    FLAGS,
-)
-# "in March in 2023", "the summer in 2023", "May 5 in 2023": the name in that year, as
-# "March, 2023" is; read first, "in the summer" would be this year's
-_IN_YEAR = re.compile(
-    rf"(?P<name>\b(?:{MONTH_ANY}(?: \d{{1,2}}(?:st|nd|rd|th)?)?|{SEASON}|{HOLIDAY_NAME}))"
-    rf" in (?={_A_YEAR})",
-    FLAGS,
-)
-# "midweek", "mid-month", "midweek last week": its middle, where the word ends its clause
-# ("what did I do midweek?"); before a noun it names a thing ("my midweek run")
-_MID_UNIT = re.compile(
-    r"\bmid-?(?P<unit>week|month)(?: (?P<mod>last|this|next) (?P=unit))?"
-    # a comma only after "last week": "mid-week, on Wednesday" is the Wednesday
-    r"(?(mod)(?=\s*(?:[,.?!;]|$))|(?=\s*(?:[.?!;]|$)))",
-    FLAGS,
-)
-
-
-def _mid_unit(m: re.Match[str]) -> str:
-    return f"the middle of {(m['mod'] or 'the').lower()} {m['unit'].lower()}"
-
-
-# A term within a season ("spring break", "the fall 2023 semester", "summer camp") ends
-# when the season doesn't: spring break in March, winter break in January. What is counted
-# from its end ("after", "until", "the Sunday after") or by a unit from either edge ("the
-# week before") is no time, so its words are joined into one that no rule reads (the
-# season alone would be read otherwise). "Since" and "before" alone keep the season: its
-# start is near enough the term's for an open side.
-_TERM = r"(?:break|semester|term|recess|camp|session|vacation|holidays?)\b"
-_A_TERM_WORD = re.compile(rf"\b{_TERM}")
-_TERM_OF_SEASON = re.compile(
-    rf"(?P<lead>\b(?:after|following|until|till|(?:day|week|weekend|month|{WEEKDAY_STEM})s?"
-    r" (?:before|prior to)) )"
-    rf"(?P<term>(?:(?:the|last|this|next|this past) )?{SEASON}(?:,? (?:of )?{_A_YEAR})? {_TERM})",
-    FLAGS,
-)
-
-
-def _joined(m: re.Match[str]) -> str:
-    return m["lead"] + m["term"].replace(" ", "_").replace(",", "_")
-
-
-# "spring break 2023", "Christmas break in 2022", "summer camp last year": the year goes
-# to the season or holiday ("spring 2023 break"), whose rules read it
-_TERM_THEN_YEAR = re.compile(
-    rf"\b(?P<name>{SEASON}|{HOLIDAY_NAME}) (?P<term>{_TERM})"
-    rf"(?P<year>,? (?:of |in )?{_A_YEAR}| (?:last|this|next) year\b)",
-    FLAGS,
-)
-
-
-def _year_first(m: re.Match[str]) -> str:
-    return f"{m['name']}{m['year']} {m['term']}"
-
 
 # "summer of '23", "May '19": an apostrophe and two digits, not a decade ("the '90s") nor a
 # count ("'24 hours'")

@@ -46,8 +46,11 @@ Conventions
   from one calendar day ("the day after yesterday's party" is today). A term within a
   season ("spring break", "summer camp", "the fall 2023 semester") has edges that are not
   the season's: nothing is counted from it ("the week before spring break"), nor opened
-  after or until it; "since" or "before" it open at the season's start, near the term's.
-  A holiday's break is counted from the holiday ("the week after Christmas break").
+  after or until it, but a year named after it is read ("after spring break in 2023" is
+  2023); "since" or "before" it open at the season's start, near the term's. A holiday's
+  break is counted from the holiday ("the week after Christmas break"). These wordings,
+  "early in X", "midweek" and a name "in" a year are made plain first
+  (:mod:`hindsight_tools.query.wording`).
 * A name in a relative unit is that name in that unit: "March of last year", "last year
   in March", "in the summer two years ago", "Christmas of the year before last", "on
   Monday of last week", "Tuesday last week", "Friday two weeks ago" (pinned to a year or a
@@ -69,8 +72,8 @@ Conventions
   1-10 / 11-20 / 21-end, a decade 0-3 / 4-6 / 7-9); "the beginning/middle/end of X" are
   the same thirds, and so are "early/late in X" ("early in 2023", "late in the summer");
   "midweek" and "mid-month" ending their clause are the middle of now's week and month
-  ("my midweek run" is no time); after a verb other than "do" or "happen", early and late
-  are of the clock ("I worked late in March" is March). "The first/second half of X" are
+  ("my midweek run" is no time); after a verb of the clock or a deadline ("work", "stay
+  up", "pay", "was"), early and late are of it ("I worked late in March" is March). "The first/second half of X" are
   its halves. A Monday-Sunday week's thirds are Monday-Wednesday / Tuesday-Thursday /
   Thursday-Sunday, its halves Monday-Wednesday and Thursday-Sunday. "The
   first/…/fourth/last Monday (or weekend) of X" is that day of it ("the last Friday of the

@@ -1,0 +1,132 @@
+"""Wordings of a period made plain before the time rules read them (the conventions are
+:mod:`hindsight_tools.query.time_window`'s): a part "in" a period ("early in 2023" as
+"early 2023"), "midweek" as "the middle of the week", a name "in" a year ("the summer in
+2023" as "the summer, 2023"), and a term within a season ("spring break") kept from being
+read as the season where its edges would count. Each reads the same from any day."""
+
+from __future__ import annotations
+
+import re
+
+from hindsight_tools.query.holidays import HOLIDAY_NAME
+from hindsight_tools.query.spans import FLAGS
+from hindsight_tools.query.time_rules import MONTH_FULL, NOT_NAME, SEASON, WEEKDAY_STEM
+
+__all__ = ["plain_wording"]
+
+
+def plain_wording(text: str) -> str:
+    """``text`` with the wordings above made plain; most texts have none of their words."""
+    lower = text.lower()
+    if _A_TERM_WORD.search(lower):
+        text = _TERM_THEN_YEAR.sub(_year_first, _TERM_OF_SEASON.sub(_joined, text))
+    if " in " in lower:
+        text = _IN_YEAR.sub(_in_year, _PART_IN.sub(_part_in, text))
+    if "mid" in lower:
+        text = _MID_UNIT.sub(_mid_unit, text)
+    return text
+
+
+_A_YEAR = r"(?:1[5-9]|2\d)\d\d\b"  # for lookaheads; the rules' own is time_rules.YEAR
+
+# "early in 2023", "late in the summer", "early on in the week": a part of the period, as
+# "early 2023" is (not "late in the evening", "early in the game")
+_PART_IN = re.compile(
+    r"(?:\b(?P<word>[\w']+) )?(?P<part>early|late)(?: on)? in "
+    rf"(?=(?:(?:the|last|this|next) )?(?:week|month|year|{SEASON})\b|{MONTH_FULL}|{_A_YEAR})",
+    FLAGS,
+)
+# After these, early and late are of the clock or of a deadline, and the whole period is
+# meant: "I worked late in March", "I stayed up late in May", "I paid my rent late in
+# February", "I was late in June with the taxes".
+_CLOCK = (
+    "work works worked working up bed sleep sleeps slept sleeping leave leaves left leaving"
+    " arrive arrives arrived arriving home pay pays paid paying was were is are am be been"
+    " being run runs ran running open opens opened close closes closed eat eats ate eating"
+    " dinner lunch breakfast start starts started finish finishes finished submit submitted"
+    " file filed deliver delivered come comes came coming stay stays stayed staying out"
+    " wake wakes woke get gets got go goes went off rent bill bills payment taxes"
+)
+_CLOCK_WORDS = frozenset(_CLOCK.split())
+
+
+def _part_in(m: re.Match[str]) -> str:
+    word = m["word"]
+    if word is not None and word.lower() in _CLOCK_WORDS:
+        return m[0]
+    return f"{word} {m['part']} " if word is not None else f"{m['part']} "
+
+
+# "in March in 2023", "during the summer in 2023", "on May 5 in 2023": the name in that
+# year, as "March, 2023" is; read first, "in the summer" would be this year's. After a
+# time word only, and a month by its full name ("the Women's March in 2017", "I met Jan in
+# 2023", "I may in 2023" are no month).
+_IN_YEAR = re.compile(
+    r"(?P<lead>(?:^|\b(?:in|on|during|throughout|around|over|since|from|until|till|by|and|or"
+    r"|between|to|through|at) )(?:the )?)"
+    rf"(?P<name>{MONTH_FULL}{NOT_NAME}(?: \d{{1,2}}(?:st|nd|rd|th)?)?|{SEASON}|{HOLIDAY_NAME})"
+    rf" in (?={_A_YEAR})",
+    FLAGS,
+)
+
+
+def _in_year(m: re.Match[str]) -> str:
+    # "fall" is a season only in the time words its rule reads it after: "how did I
+    # recover from the fall in 2022" is the year
+    lead = m["lead"].split()
+    if m["name"].lower() == "fall" and (not lead or lead[0].lower() not in _SEASON_TIME_WORDS):
+        return m[0]
+    return f"{m['lead']}{m['name']}, "
+
+
+_SEASON_TIME_WORDS = frozenset({"in", "during", "throughout", "around", "over"})
+
+# "midweek", "mid-month", "midweek last week": its middle, where the word ends its clause
+# ("what did I do midweek?"); before a noun it names a thing ("my midweek run")
+_MID_UNIT = re.compile(
+    r"\bmid-?(?P<unit>week|month)(?: (?P<mod>last|this|next) (?P=unit))?"
+    # not before a time that says which day: "mid-week, on Wednesday" is the Wednesday
+    r"(?=\s*(?:[.?!;]|$)|,(?! (?:on|in|at|during)\b))",
+    FLAGS,
+)
+
+
+def _mid_unit(m: re.Match[str]) -> str:
+    return f"the middle of {(m['mod'] or 'the').lower()} {m['unit'].lower()}"
+
+
+# A term within a season ("spring break", "the fall 2023 semester", "summer camp") ends
+# when the season doesn't: spring break in March, winter break in January. What is counted
+# from its end ("after", "until", "the Sunday after") or by a unit from either edge ("the
+# week before") is no time, so its words are joined into one that no rule reads (the
+# season alone would be read otherwise). A year after it is read alone, "in" that year:
+# what is asked lies in it or after it. "Since" and "before" alone keep the season: its
+# start is near enough the term's for an open side.
+_TERM = r"(?:break|semester|term|recess|camp|session|vacation|holidays?)\b"
+_A_TERM_WORD = re.compile(rf"\b{_TERM}")
+_TERM_OF_SEASON = re.compile(
+    rf"(?P<lead>\b(?:after|following|until|till|(?:day|week|weekend|month|{WEEKDAY_STEM})s?"
+    r" (?:before|prior to)) )"
+    rf"(?P<term>(?:(?:the|last|this|next|this past) )?{SEASON}(?:,? (?:of )?{_A_YEAR})? {_TERM})"
+    rf"(?:,? (?:of |in )?(?P<year>{_A_YEAR}))?",
+    FLAGS,
+)
+
+
+def _joined(m: re.Match[str]) -> str:
+    joined = m["term"].replace(" ", "_").replace(",", "_")
+    year = f" in {m['year']}" if m["year"] else ""
+    return f"{m['lead']}{joined}{year}"
+
+
+# "spring break 2023", "Christmas break in 2022", "summer camp last year": the year goes
+# to the season or holiday ("spring 2023 break"), whose rules read it
+_TERM_THEN_YEAR = re.compile(
+    rf"\b(?P<name>{SEASON}|{HOLIDAY_NAME}) (?P<term>{_TERM})"
+    rf"(?P<year>,? (?:of |in )?{_A_YEAR}| (?:last|this|next) year\b)",
+    FLAGS,
+)
+
+
+def _year_first(m: re.Match[str]) -> str:
+    return f"{m['name']}{m['year']} {m['term']}"
