@@ -108,6 +108,11 @@ PARTS = [
     ("Did I work late in March?", "2024-03-01", "2024-03-31" + E),
     ("Did I pay my rent late in February?", "2024-02-01", "2024-02-29" + E),
     ("I was late in June with the taxes.", "2024-06-01", "2024-06-30" + E),
+    ("I went to bed too late in March", "2024-03-01", "2024-03-31" + E),
+    # a word ending in "late" is no part
+    ("I ate chocolate in March", "2024-03-01", "2024-03-31" + E),
+    # one of two joined names is not read alone
+    ("What did I do early in January and February?", "2024-01-01", "2024-02-29" + E),
     # a name "in" a year is of that year
     ("What did I do in the summer in 2023?", "2023-06-01", "2023-08-31" + E),
     ("in March in 2023", "2023-03-01", "2023-03-31" + E),
@@ -117,6 +122,9 @@ PARTS = [
     ("When did I go to the Women's March in 2017?", "2017-01-01", "2017-12-31" + E),
     ("When did I meet Jan in 2023?", "2023-01-01", "2023-12-31" + E),
     ("How did I recover from the fall in 2022?", "2022-01-01", "2022-12-31" + E),
+    ("between the spring in 2022 and the fall in 2022", "2022-03-01", "2022-11-30" + E),
+    ("What did I do before Christmas in 2022?", None, "2022-12-23" + E),
+    ("the week of May 5 in 2023", "2023-05-01", "2023-05-07" + E),
     # "midweek", "mid-month" ending their clause are the middle of the unit
     ("What did Ana do midweek?", "2024-06-11", "2024-06-13" + E),
     ("Midweek last week, I ran a 10k", "2024-06-04", "2024-06-06" + E),

@@ -161,6 +161,7 @@ def test_a_bare_name_in_a_habit_is_no_time(text: str) -> None:
             "2024-06-30" + E,
         ),
         ("Did I sleep more than usually at the end of the week?", "2024-06-13", "2024-06-16" + E),
+        ("Did I run more in March than I'd usually do?", "2024-03-01", "2024-03-31" + E),
     ],
 )
 def test_a_period_compared_with_a_habit_is_one_period(text: str, start: str, end: str) -> None:

@@ -56,10 +56,11 @@ def names_a_habit(text: str, start: int, end: int) -> bool:
     )
 
 
-# "as I usually do", "more than I usually do", "like I typically do": one period compared
-# with the habit, not the habit
+# "as I usually do", "more than I'd usually do", "like I typically do", "the way we usually
+# do": one period compared with the habit, not the habit ("what do I like to do usually in
+# summer" asks the habit)
+_PRONOUN = r"(?:i|we|you|he|she|they|it)(?:'d|'ll|'m|'re|'s|'ve)?"
+_AUXILIARY = r"(?: (?:do|does|did|would|will|can|am|is|are|was|were))?"
 _COMPARED = re.compile(
-    r"\b(?:as|than|like)(?: (?:i|we|you|he|she|they|it))?"
-    r"(?: (?:do|does|did|would|will|can|am|is|are|was|were))? $",
-    FLAGS,
+    rf"(?:\b(?:as|than)(?: {_PRONOUN})?|\b(?:like|the way) {_PRONOUN}){_AUXILIARY} $", FLAGS
 )

@@ -92,11 +92,13 @@ def _spelled(day: date) -> str:
     return f"{day:%B} {day.day}, {day.year}"
 
 
-_PUNCTUATION = str.maketrans({"\u2018": "'", "\u2019": "'", "\u2013": "-", "\u2014": "-"})
+_PUNCTUATION = str.maketrans(
+    {"\u2018": "'", "\u2019": "'", "\u2010": "-", "\u2013": "-", "\u2014": "-"}
+)
 
 
 def _normalise(text: str) -> str:
-    """NFKC, curly quotes and dashes made plain, runs of whitespace one space."""
+    """NFKC, curly quotes, hyphens and dashes made plain, runs of whitespace one space."""
     # NFKC turns full-width digits into ASCII ones; single spaces let the rules spell a
     # gap as " " and use fixed-width lookbehinds
     return " ".join(unicodedata.normalize("NFKC", text).translate(_PUNCTUATION).split())

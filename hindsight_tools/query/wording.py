@@ -1,7 +1,7 @@
 """Wordings of a period made plain before the time rules read them (the conventions are
 :mod:`hindsight_tools.query.time_window`'s): a part "in" a period ("early in 2023" as
 "early 2023"), "midweek" as "the middle of the week", a name "in" a year ("the summer in
-2023" as "the summer, 2023"), and a term within a season ("spring break") kept from being
+2023" as "the summer, 2023"), and a break within a season ("spring break") kept from being
 read as the season where its edges would count. Each reads the same from any day."""
 
 from __future__ import annotations
@@ -32,8 +32,10 @@ _A_YEAR = r"(?:1[5-9]|2\d)\d\d\b"  # for lookaheads; the rules' own is time_rule
 # "early in 2023", "late in the summer", "early on in the week": a part of the period, as
 # "early 2023" is (not "late in the evening", "early in the game")
 _PART_IN = re.compile(
-    r"(?:\b(?P<word>[\w']+) )?(?P<part>early|late)(?: on)? in "
-    rf"(?=(?:(?:the|last|this|next) )?(?:week|month|year|{SEASON})\b|{MONTH_FULL}|{_A_YEAR})",
+    r"(?:\b(?P<w0>[\w']+) )?(?:\b(?P<w1>[\w']+) )?\b(?P<part>early|late)(?: on)? in "
+    rf"(?=(?:(?:(?:the|last|this|next) )?(?:week|month|year|{SEASON})\b|{MONTH_FULL}|{_A_YEAR})"
+    # not one of two joined: "early in January and February" is not early January alone
+    r"(?!,? (?:and|or|to|through|till|until|-|&) ))",
     FLAGS,
 )
 # After these, early and late are of the clock or of a deadline, and the whole period is
@@ -50,11 +52,18 @@ _CLOCK = (
 _CLOCK_WORDS = frozenset(_CLOCK.split())
 
 
+# "I stayed up too late in May": the word before the intensifier says what is late
+_INTENSIFIERS = frozenset({"too", "so", "very", "really", "quite", "pretty", "always", "even"})
+
+
 def _part_in(m: re.Match[str]) -> str:
-    word = m["word"]
-    if word is not None and word.lower() in _CLOCK_WORDS:
+    words = [w for w in (m["w0"], m["w1"]) if w is not None]
+    last = words[-1].lower() if words else ""
+    if last in _INTENSIFIERS and len(words) == 2:
+        last = words[0].lower()
+    if last in _CLOCK_WORDS:
         return m[0]
-    return f"{word} {m['part']} " if word is not None else f"{m['part']} "
+    return "".join(f"{w} " for w in words) + f"{m['part']} "
 
 
 # "in March in 2023", "during the summer in 2023", "on May 5 in 2023": the name in that
@@ -63,7 +72,7 @@ def _part_in(m: re.Match[str]) -> str:
 # 2023", "I may in 2023" are no month).
 _IN_YEAR = re.compile(
     r"(?P<lead>(?:^|\b(?:in|on|during|throughout|around|over|since|from|until|till|by|and|or"
-    r"|between|to|through|at) )(?:the )?)"
+    r"|between|to|through|at|before|after|of|for) )(?:the )?)"
     rf"(?P<name>{MONTH_FULL}{NOT_NAME}(?: \d{{1,2}}(?:st|nd|rd|th)?)?|{SEASON}|{HOLIDAY_NAME})"
     rf" in (?={_A_YEAR})",
     FLAGS,
@@ -71,15 +80,13 @@ _IN_YEAR = re.compile(
 
 
 def _in_year(m: re.Match[str]) -> str:
-    # "fall" is a season only in the time words its rule reads it after: "how did I
-    # recover from the fall in 2022" is the year
+    # "fall" after "from" or alone is as often a tumble: "how did I recover from the fall
+    # in 2022" is the year
     lead = m["lead"].split()
-    if m["name"].lower() == "fall" and (not lead or lead[0].lower() not in _SEASON_TIME_WORDS):
+    if m["name"].lower() == "fall" and (not lead or lead[0].lower() in ("from", "after")):
         return m[0]
     return f"{m['lead']}{m['name']}, "
 
-
-_SEASON_TIME_WORDS = frozenset({"in", "during", "throughout", "around", "over"})
 
 # "midweek", "mid-month", "midweek last week": its middle, where the word ends its clause
 # ("what did I do midweek?"); before a noun it names a thing ("my midweek run")
@@ -95,19 +102,22 @@ def _mid_unit(m: re.Match[str]) -> str:
     return f"the middle of {(m['mod'] or 'the').lower()} {m['unit'].lower()}"
 
 
-# A term within a season ("spring break", "the fall 2023 semester", "summer camp") ends
-# when the season doesn't: spring break in March, winter break in January. What is counted
-# from its end ("after", "until", "the Sunday after") or by a unit from either edge ("the
-# week before") is no time, so its words are joined into one that no rule reads (the
-# season alone would be read otherwise). A year after it is read alone, "in" that year:
-# what is asked lies in it or after it. "Since" and "before" alone keep the season: its
-# start is near enough the term's for an open side.
+# A break within a season ("spring break", "winter recess", "fall break") ends when the
+# season doesn't: spring break in March, winter break in January. What is counted from its
+# end ("after", "until", "the Sunday after") or by a unit from either edge ("the week
+# before") is no time, so its words are joined into one that no rule reads (the season
+# alone would be read otherwise). A year after it, or inside it, is read alone, "in" that
+# year, where what is asked lies in it or after it ("after"; not "until"). "Since" and
+# "before" alone keep the season: its start is near enough the break's for an open side.
+# A term the length of its season ("summer break", "the fall semester", "summer camp")
+# keeps the season's edges: "after the fall 2022 semester" is from December.
 _TERM = r"(?:break|semester|term|recess|camp|session|vacation|holidays?)\b"
 _A_TERM_WORD = re.compile(rf"\b{_TERM}")
 _TERM_OF_SEASON = re.compile(
     rf"(?P<lead>\b(?:after|following|until|till|(?:day|week|weekend|month|{WEEKDAY_STEM})s?"
     r" (?:before|prior to)) )"
-    rf"(?P<term>(?:(?:the|last|this|next|this past) )?{SEASON}(?:,? (?:of )?{_A_YEAR})? {_TERM})"
+    r"(?P<term>(?:(?:the|last|this|next|this past) )?(?:spring|autumn|fall|winter)"
+    rf"(?:,? (?:of )?(?P<inner>{_A_YEAR}))? (?:break|recess|holidays?)\b)"
     rf"(?:,? (?:of |in )?(?P<year>{_A_YEAR}))?",
     FLAGS,
 )
@@ -115,8 +125,9 @@ _TERM_OF_SEASON = re.compile(
 
 def _joined(m: re.Match[str]) -> str:
     joined = m["term"].replace(" ", "_").replace(",", "_")
-    year = f" in {m['year']}" if m["year"] else ""
-    return f"{m['lead']}{joined}{year}"
+    year = m["year"] or m["inner"]
+    until = m["lead"].lower().startswith(("until", "till"))
+    return f"{m['lead']}{joined}{f' in {year}' if year and not until else ''}"
 
 
 # "spring break 2023", "Christmas break in 2022", "summer camp last year": the year goes
