@@ -20,8 +20,10 @@ def plain_wording(text: str) -> str:
     lower = text.lower()
     if _A_TERM_WORD.search(lower):
         text = _TERM_THEN_YEAR.sub(_year_first, _TERM_OF_SEASON.sub(_joined, text))
-    if " in " in lower:
-        text = _IN_YEAR.sub(_in_year, _PART_IN.sub(_part_in, text))
+    if ("early" in lower or "late" in lower) and " in " in lower:
+        text = _PART_IN.sub(_part_in, text)
+    if _IN_A_YEAR.search(lower):
+        text = _IN_YEAR.sub(_in_year, text)
     if "mid" in lower:
         text = _MID_UNIT.sub(_mid_unit, text)
     return text
@@ -77,6 +79,9 @@ _IN_YEAR = re.compile(
     rf" in (?={_A_YEAR})",
     FLAGS,
 )
+
+
+_IN_A_YEAR = re.compile(rf" in {_A_YEAR}")
 
 
 def _in_year(m: re.Match[str]) -> str:
