@@ -145,6 +145,7 @@ def test_name_in_a_unit_resolves_to_exact_window(
         # "like" and "as" before other words than a comparison's
         "What do I like to do usually in summer?",
         "What do we as a family usually do in the summer?",
+        "What is the way I usually commute in winter?",
     ],
 )
 def test_a_bare_name_in_a_habit_is_no_time(text: str) -> None:

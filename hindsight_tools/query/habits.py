@@ -56,11 +56,9 @@ def names_a_habit(text: str, start: int, end: int) -> bool:
     )
 
 
-# "as I usually do", "more than I'd usually do", "like I typically do", "the way we usually
-# do": one period compared with the habit, not the habit ("what do I like to do usually in
-# summer" asks the habit)
+# "as I usually do", "more than I'd usually do", "like I typically do": one period compared
+# with the habit, not the habit ("what do I like to do usually in summer", "what is the way
+# I usually commute in winter" ask the habit)
 _PRONOUN = r"(?:i|we|you|he|she|they|it)(?:'d|'ll|'m|'re|'s|'ve)?"
 _AUXILIARY = r"(?: (?:do|does|did|would|will|can|am|is|are|was|were))?"
-_COMPARED = re.compile(
-    rf"(?:\b(?:as|than)(?: {_PRONOUN})?|\b(?:like|the way) {_PRONOUN}){_AUXILIARY} $", FLAGS
-)
+_COMPARED = re.compile(rf"(?:\b(?:as|than)(?: {_PRONOUN})?|\blike {_PRONOUN}){_AUXILIARY} $", FLAGS)

@@ -20,10 +20,11 @@ def plain_wording(text: str) -> str:
     lower = text.lower()
     if _A_TERM_WORD.search(lower):
         text = _TERM_THEN_YEAR.sub(_year_first, _TERM_OF_SEASON.sub(_joined, text))
-    if ("early" in lower or "late" in lower) and " in " in lower:
-        text = _PART_IN.sub(_part_in, text)
+    # the year first: "late in the summer in 2022" is August 2022
     if _IN_A_YEAR.search(lower):
         text = _IN_YEAR.sub(_in_year, text)
+    if ("early" in lower or "late" in lower) and " in " in lower:
+        text = _PART_IN.sub(_part_in, text)
     if "mid" in lower:
         text = _MID_UNIT.sub(_mid_unit, text)
     return text
@@ -34,38 +35,31 @@ _A_YEAR = r"(?:1[5-9]|2\d)\d\d\b"  # for lookaheads; the rules' own is time_rule
 # "early in 2023", "late in the summer", "early on in the week": a part of the period, as
 # "early 2023" is (not "late in the evening", "early in the game")
 _PART_IN = re.compile(
-    r"(?:\b(?P<w0>[\w']+) )?(?:\b(?P<w1>[\w']+) )?\b(?P<part>early|late)(?: on)? in "
+    r"(?P<before>(?:\b[\w']+ ){0,4})\b(?P<part>early|late)(?: on)? in "
     rf"(?=(?:(?:(?:the|last|this|next) )?(?:week|month|year|{SEASON})\b|{MONTH_FULL}|{_A_YEAR})"
-    # not one of two joined: "early in January and February" is not early January alone
-    r"(?!,? (?:and|or|to|through|till|until|-|&) ))",
+    # not one of several joined: "early in January and February", "… June, July and August"
+    rf"(?!,? (?:and|or|to|through|till|until|-|&) |, (?:{MONTH_FULL}|{SEASON})))",
     FLAGS,
 )
-# After these, early and late are of the clock or of a deadline, and the whole period is
-# meant: "I worked late in March", "I stayed up late in May", "I paid my rent late in
-# February", "I was late in June with the taxes".
+# With one of these among the four words before, early and late are of the clock or of a
+# deadline, and the whole period is meant: "I worked late in March", "I stayed up way too
+# late in May", "Did I submit my report late in June?", "Was my flight late in July?".
+# Reading the whole period where a part was meant only ranks more widely.
 _CLOCK = (
     "work works worked working up bed sleep sleeps slept sleeping leave leaves left leaving"
     " arrive arrives arrived arriving home pay pays paid paying was were is are am be been"
     " being run runs ran running open opens opened close closes closed eat eats ate eating"
-    " dinner lunch breakfast start starts started finish finishes finished submit submitted"
-    " file filed deliver delivered come comes came coming stay stays stayed staying out"
-    " wake wakes woke get gets got go goes went off rent bill bills payment taxes"
+    " dinner lunch breakfast submit submits submitted hand handed turn turned file filed"
+    " deliver delivered come comes came coming stay stays stayed staying out wake wakes"
+    " woke off rent bill bills payment taxes"
 )
 _CLOCK_WORDS = frozenset(_CLOCK.split())
 
 
-# "I stayed up too late in May": the word before the intensifier says what is late
-_INTENSIFIERS = frozenset({"too", "so", "very", "really", "quite", "pretty", "always", "even"})
-
-
 def _part_in(m: re.Match[str]) -> str:
-    words = [w for w in (m["w0"], m["w1"]) if w is not None]
-    last = words[-1].lower() if words else ""
-    if last in _INTENSIFIERS and len(words) == 2:
-        last = words[0].lower()
-    if last in _CLOCK_WORDS:
+    if any(word.lower() in _CLOCK_WORDS for word in m["before"].split()):
         return m[0]
-    return "".join(f"{w} " for w in words) + f"{m['part']} "
+    return f"{m['before']}{m['part']} "
 
 
 # "in March in 2023", "during the summer in 2023", "on May 5 in 2023": the name in that
@@ -85,12 +79,16 @@ _IN_A_YEAR = re.compile(rf" in {_A_YEAR}")
 
 
 def _in_year(m: re.Match[str]) -> str:
-    # "fall" after "from" or alone is as often a tumble: "how did I recover from the fall
-    # in 2022" is the year
     lead = m["lead"].split()
-    if m["name"].lower() == "fall" and (not lead or lead[0].lower() in ("from", "after")):
-        return m[0]
-    return f"{m['lead']}{m['name']}, "
+    first = lead[0].lower() if lead else ""
+    # "fall" after "from" or alone is as often a tumble: "how did I recover from the fall
+    # in 2022" is the year; a capitalised season after "and" a name ("Tom and Summer")
+    fall = m["name"].lower() == "fall" and first in ("", "from")
+    named = first in ("and", "or") and m["name"][0].isupper() and m["name"].lower() in _SEASONS
+    return m[0] if fall or named else f"{m['lead']}{m['name']}, "
+
+
+_SEASONS = frozenset({"spring", "summer", "autumn", "fall", "winter"})
 
 
 # "midweek", "mid-month", "midweek last week": its middle, where the word ends its clause
@@ -112,10 +110,11 @@ def _mid_unit(m: re.Match[str]) -> str:
 # end ("after", "until", "the Sunday after") or by a unit from either edge ("the week
 # before") is no time, so its words are joined into one that no rule reads (the season
 # alone would be read otherwise). A year after it, or inside it, is read alone, "in" that
-# year, where what is asked lies in it or after it ("after"; not "until"). "Since" and
-# "before" alone keep the season: its start is near enough the break's for an open side.
-# A term the length of its season ("summer break", "the fall semester", "summer camp")
-# keeps the season's edges: "after the fall 2022 semester" is from December.
+# year, where what is asked lies in it or after it ("after"; not "until", nor after a
+# winter break, which ends in the next year). "Since" and "before" alone keep the season:
+# its start is near enough the break's for an open side. A term the length of its season
+# ("summer break", "the fall semester", "summer camp") keeps the season's edges: "after
+# the fall 2022 semester" is from December.
 _TERM = r"(?:break|semester|term|recess|camp|session|vacation|holidays?)\b"
 _A_TERM_WORD = re.compile(rf"\b{_TERM}")
 _TERM_OF_SEASON = re.compile(
@@ -131,8 +130,9 @@ _TERM_OF_SEASON = re.compile(
 def _joined(m: re.Match[str]) -> str:
     joined = m["term"].replace(" ", "_").replace(",", "_")
     year = m["year"] or m["inner"]
-    until = m["lead"].lower().startswith(("until", "till"))
-    return f"{m['lead']}{joined}{f' in {year}' if year and not until else ''}"
+    # after "until" nothing lies in the year; winter break 2023 ends in January 2024
+    kept = not m["lead"].lower().startswith(("until", "till")) and "winter" not in joined.lower()
+    return f"{m['lead']}{joined}{f' in {year}' if year and kept else ''}"
 
 
 # "spring break 2023", "Christmas break in 2022", "summer camp last year": the year goes
