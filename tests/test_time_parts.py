@@ -104,6 +104,10 @@ PARTS = [
     ("What happened late in May?", "2024-05-21", "2024-05-31" + E),
     ("What did I read early in 2023?", "2023-01-01", "2023-04-30" + E),
     ("Who did I meet late in 2022?", "2022-09-01", "2022-12-31" + E),
+    ("Where was I late in 2022?", "2022-09-01", "2022-12-31" + E),
+    ("What was the weather like early in the week?", "2024-06-10", "2024-06-12" + E),
+    ("I was tired and early in 2023 I moved.", "2023-01-01", "2023-04-30" + E),
+    ("late in May, June 3rd was the deadline", "2024-05-21", "2024-05-31" + E),
     # after a verb of the clock or a deadline, early and late are of it: the whole period
     ("Did I work late in March?", "2024-03-01", "2024-03-31" + E),
     ("Did I pay my rent late in February?", "2024-02-01", "2024-02-29" + E),
@@ -111,6 +115,7 @@ PARTS = [
     ("I went to bed too late in March", "2024-03-01", "2024-03-31" + E),
     ("Was I late in June with the taxes?", "2024-06-01", "2024-06-30" + E),
     ("Did I submit my report late in June?", "2024-06-01", "2024-06-30" + E),
+    ("Were the trains late in May?", "2024-05-01", "2024-05-31" + E),
     ("I stayed up way too late in May", "2024-05-01", "2024-05-31" + E),
     # the year first, then the part
     ("What happened late in the summer in 2022?", "2022-08-01", "2022-08-31" + E),
@@ -127,6 +132,7 @@ PARTS = [
     ("When did I go to the Women's March in 2017?", "2017-01-01", "2017-12-31" + E),
     ("When did I meet Jan in 2023?", "2023-01-01", "2023-12-31" + E),
     ("I met Tom and Summer in 2023.", "2023-01-01", "2023-12-31" + E),
+    ("What did I do in Spring and Summer in 2023?", "2023-03-01", "2023-08-31" + E),
     ("How did I recover from the fall in 2022?", "2022-01-01", "2022-12-31" + E),
     ("between the spring in 2022 and the fall in 2022", "2022-03-01", "2022-11-30" + E),
     ("What did I do before Christmas in 2022?", None, "2022-12-23" + E),

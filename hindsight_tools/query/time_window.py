@@ -74,23 +74,24 @@ Conventions
   1-10 / 11-20 / 21-end, a decade 0-3 / 4-6 / 7-9); "the beginning/middle/end of X" are
   the same thirds, and so are "early/late in X" ("early in 2023", "late in the summer");
   "midweek" and "mid-month" ending their clause are the middle of now's week and month
-  ("my midweek run" is no time); with a word of the clock or a deadline among the four
-  before ("work", "stay up", "pay", "was"), early and late are of it ("I worked late in
-  March" is March). "The first/second half of X" are its halves. A Monday-Sunday week's
-  thirds are Monday-Wednesday / Tuesday-Thursday / Thursday-Sunday, its halves
-  Monday-Wednesday and Thursday-Sunday. "The first/…/fourth/last Monday (or weekend) of X"
-  is that day of it ("the last Friday of the month"), "the 15th of last month" that day.
-  "The first/second/third/fourth week of" a month, season, quarter or year are its days
-  1-7 / 8-14 / 15-21 / 22-28, "the last week of" it its last seven days; "the week of" a
-  day is that day's Monday-Sunday week. "The first/last N days, weeks or months of" a
-  period are counted from its start or end, weeks as seven days ("the first two weeks of
-  March" is March 1-14, "the first few days of June" June 1-3), when they fit in it. "The
-  week", "the month" and "the year" after a part ("the beginning of the month", "the end
-  of the week?") are the ones holding now, even when they are not over, unless the words
-  after them name the period ("the week when …", "the week-long retreat", "the year that
-  …", or a date with its year later in the clause: "the end of the week, on June 9,
-  2023"); "the end of the year 2023" is that year's. A fortnight is two weeks ("the last
-  fortnight", "a fortnight ago").
+  ("my midweek run" is no time); after a word of the clock or a deadline ("work", "stay
+  up", "pay", "was", "report") and in a question whether something was ("Was my flight
+  late in July?"), early and late are of it: "I worked late in March" is March. "The
+  first/second half of X" are its halves. A Monday-Sunday week's thirds are
+  Monday-Wednesday / Tuesday-Thursday / Thursday-Sunday, its halves Monday-Wednesday and
+  Thursday-Sunday. "The first/…/fourth/last Monday (or weekend) of X" is that day of it
+  ("the last Friday of the month"), "the 15th of last month" that day. "The
+  first/second/third/fourth week of" a month, season, quarter or year are its days 1-7 /
+  8-14 / 15-21 / 22-28, "the last week of" it its last seven days; "the week of" a day is
+  that day's Monday-Sunday week. "The first/last N days, weeks or months of" a period are
+  counted from its start or end, weeks as seven days ("the first two weeks of March" is
+  March 1-14, "the first few days of June" June 1-3), when they fit in it. "The week",
+  "the month" and "the year" after a part ("the beginning of the month", "the end of the
+  week?") are the ones holding now, even when they are not over, unless the words after
+  them name the period ("the week when …", "the week-long retreat", "the year that …", or
+  a date with its year later in the clause: "the end of the week, on June 9, 2023"); "the
+  end of the year 2023" is that year's. A fortnight is two weeks ("the last fortnight", "a
+  fortnight ago").
 * "2023-06" (ISO 8601's year-month), "2023/06" and "06/2023" are that month; "H1 2023",
   "2023 H2" a half year, "H1 and H2 2023" both (a half without its year is no time: "an
   H1 visa", "after H1, use H2").

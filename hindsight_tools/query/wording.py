@@ -38,26 +38,37 @@ _PART_IN = re.compile(
     r"(?P<before>(?:\b[\w']+ ){0,4})\b(?P<part>early|late)(?: on)? in "
     rf"(?=(?:(?:(?:the|last|this|next) )?(?:week|month|year|{SEASON})\b|{MONTH_FULL}|{_A_YEAR})"
     # not one of several joined: "early in January and February", "… June, July and August"
-    rf"(?!,? (?:and|or|to|through|till|until|-|&) |, (?:{MONTH_FULL}|{SEASON})))",
+    rf"(?!,? (?:and|or|to|through|till|until|-|&) |, (?:{MONTH_FULL}|{SEASON})(?:,| and| or)))",
     FLAGS,
 )
-# With one of these among the four words before, early and late are of the clock or of a
-# deadline, and the whole period is meant: "I worked late in March", "I stayed up way too
-# late in May", "Did I submit my report late in June?", "Was my flight late in July?".
-# Reading the whole period where a part was meant only ranks more widely.
+# Early and late of the clock or of a deadline mean the whole period: after one of these
+# words ("I worked late in March", "I went to bed too late in May", "Did I submit my
+# report late in June?", "I was often late in March"), or in a question that asks whether
+# something was ("Was my flight late in July?", "Were the trains late in May?"). Reading
+# the whole period where a part was meant only ranks more widely; the reverse would rank
+# the wrong days first.
 _CLOCK = (
-    "work works worked working up bed sleep sleeps slept sleeping leave leaves left leaving"
+    "work works worked working up bed sleep sleeps slept sleeping leave leaves leaving"
     " arrive arrives arrived arriving home pay pays paid paying was were is are am be been"
-    " being run runs ran running open opens opened close closes closed eat eats ate eating"
-    " dinner lunch breakfast submit submits submitted hand handed turn turned file filed"
-    " deliver delivered come comes came coming stay stays stayed staying out wake wakes"
-    " woke off rent bill bills payment taxes"
+    " being run runs ran running open opens opened close closes closed dinner lunch"
+    " breakfast submit submits submitted hand handed file filed deliver delivered come comes"
+    " came coming stay stays stayed staying out wake wakes woke rent bill bills payment"
+    " taxes report assignment essay homework paper application invoice"
 )
 _CLOCK_WORDS = frozenset(_CLOCK.split())
+# between such a word and "late": "stayed up way too late", "sleep in late"
+_SKIPPED = frozenset({"too", "so", "very", "really", "quite", "pretty", "always", "often"})
+_SKIPPED_AFTER_VERB = _SKIPPED | {"even", "way", "in"}
+_BE = frozenset({"was", "were", "is", "are", "am"})
+_CLAUSE_END = (".", "?", "!", ";", ":", ",")
 
 
 def _part_in(m: re.Match[str]) -> str:
-    if any(word.lower() in _CLOCK_WORDS for word in m["before"].split()):
+    words = [w.lower() for w in m["before"].split()]
+    near = next((w for w in reversed(words) if w not in _SKIPPED_AFTER_VERB), "")
+    before = m.string[: m.start()].rstrip()
+    asks_whether = bool(words) and words[0] in _BE and (not before or before[-1] in _CLAUSE_END)
+    if near in _CLOCK_WORDS or asks_whether:
         return m[0]
     return f"{m['before']}{m['part']} "
 
@@ -84,11 +95,18 @@ def _in_year(m: re.Match[str]) -> str:
     # "fall" after "from" or alone is as often a tumble: "how did I recover from the fall
     # in 2022" is the year; a capitalised season after "and" a name ("Tom and Summer")
     fall = m["name"].lower() == "fall" and first in ("", "from")
-    named = first in ("and", "or") and m["name"][0].isupper() and m["name"].lower() in _SEASONS
+    named = (
+        first in ("and", "or")
+        and m["name"][0].isupper()
+        and m["name"].lower() in _SEASONS
+        and _A_NAME_BEFORE.search(m.string, 0, m.start()) is None
+    )
     return m[0] if fall or named else f"{m['lead']}{m['name']}, "
 
 
 _SEASONS = frozenset({"spring", "summer", "autumn", "fall", "winter"})
+# "in Spring and Summer in 2023": two seasons, not "Tom and Summer"
+_A_NAME_BEFORE = re.compile(rf"\b(?:{SEASON}|{MONTH_FULL}) $", FLAGS)
 
 
 # "midweek", "mid-month", "midweek last week": its middle, where the word ends its clause
