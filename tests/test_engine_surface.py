@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 import time
 from typing import Any
 
 import pytest
 
 from hindsight_tools import AsyncMemoryEngine, MemoryEngine, Settings, StoreError
+from hindsight_tools.engine import aio as aio_module
+from hindsight_tools.engine.core import EngineCore
 from hindsight_tools.runtime.plan import Plan, Statement
 from hindsight_tools.runtime.program import Parallel
 
@@ -56,23 +59,40 @@ def test_methods_have_the_same_signatures_and_the_async_ones_are_coroutines() ->
 
 
 def test_the_async_constructor_loads_nothing_on_the_event_loop(
-    engine: MemoryEngine, settings: Settings
+    engine: MemoryEngine, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def scenario() -> tuple[float, str, bool, str]:
-        started = time.perf_counter()
+    # the core loads the embedder and the cross-encoder, seconds of work: not in the
+    # constructor, and in open() off the event loop's thread
+    built_in: list[int] = []
+    real_core = EngineCore
+
+    def recording_core(*args: Any, **kwargs: Any) -> Any:
+        built_in.append(threading.get_ident())
+        return real_core(*args, **kwargs)
+
+    monkeypatch.setattr(aio_module, "EngineCore", recording_core)
+
+    async def scenario() -> tuple[list[int], int, str, bool, str]:
         aengine = AsyncMemoryEngine(engine.database_url, settings=settings)
-        built = time.perf_counter() - started
+        after_constructor = list(built_in)
         with pytest.raises(StoreError, match="not open yet"):
             _ = aengine.reranker_name
         with pytest.raises(StoreError, match="not open yet"):
             _ = aengine.database_url
         assert aengine.settings.database_url == engine.database_url
         async with aengine:
-            return built, aengine.reranker_name, aengine.late_interaction, aengine.database_url
+            loop_thread = threading.get_ident()
+            return (
+                after_constructor,
+                loop_thread,
+                aengine.reranker_name,
+                aengine.late_interaction,
+                aengine.database_url,
+            )
 
-    built, reranker, late, url = asyncio.run(scenario())
-    # loading the embedder and the cross-encoder takes seconds; configuration alone is instant
-    assert built < 0.5
+    after_constructor, loop_thread, reranker, late, url = asyncio.run(scenario())
+    assert after_constructor == []
+    assert len(built_in) == 1 and built_in[0] != loop_thread
     assert (reranker, late, url) == (
         engine.reranker_name,
         engine.late_interaction,
