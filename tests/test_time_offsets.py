@@ -135,6 +135,9 @@ def test_counted_period_resolves_to_exact_window(
         # a break within a season: its edges are not the season's, and the season alone
         # is not read instead
         "What did I do the Sunday after spring break?",
+        "What did I do on Sunday after spring break?",
+        "What did I do on Friday before spring break?",
+        "What did I do on the weekend after the spring break?",
         "the week after last spring break",
         "What did I do the week before spring break?",
         "How long did I work at the cafe until spring break 2023?",

@@ -48,6 +48,7 @@ from typing import Literal
 
 from hindsight_tools.query.habits import HABITUAL
 from hindsight_tools.query.spans import FLAGS
+from hindsight_tools.query.tense import PAST
 
 __all__ = ["EventRelation", "event_relation"]
 
@@ -67,21 +68,6 @@ _INTERVAL = re.compile(
     r"\bhow long\b|\bhow many (?:minutes|hours|days|weeks|months|years|times)\b"
     r"|\bbetween\b|\bwhich\b[^.?!]{0,80}\b(?:first|earlier|later)\b"
     r"|\bin (?:what|which) order\b|\b(?:before|after),? (?:and|or|during)\b",
-    FLAGS,
-)
-# A period on one side of an event is asked of an event that happened: "What should I
-# check before deploying?", "It crashes after the user clicks submit" and "What does John
-# want to do after his career?" are about no dated event. A past form will do: an
-# auxiliary ("did", "was", "had", with or without "not"), a common irregular verb, or a
-# verb in -ed a few words after its subject or "has" ("she moved", "Priya started", "has
-# his fitness improved"); an -ed word alone is as often an adjective ("tired after
-# running", "the updated service").
-_PAST = re.compile(
-    r"\b(?:(?:did|was|were|had)(?:n[o'’]?t)?|went|left|got|made|came|took|gave|saw|met|felt"
-    r"|began|became|found|quit|ran|won|lost|bought|sold|told|said|thought|brought|wrote"
-    r"|spent|kept|heard|held|paid|sent|built|broke|fell|chose|done|gone|been)\b"
-    r"|\b(?:(?:i|he|she|they|we|you|it|(?-i:[A-Z][a-z]+))(?:\s+\w+ly)?"
-    r"|(?:has|have)(?:\s+[\w'’]+){0,3}?)\s+(?!(?:need|feed|seed|speed|breed|bleed)\b)\w{2,}ed\b",
     FLAGS,
 )
 # An aside, not an event: "before I forget", "before you answer", "before answering".
@@ -141,7 +127,9 @@ def event_relation(text: str) -> EventRelation | None:
         return None
     if _CAUSE.search(text) is not None:
         return "cause"
-    if _PAST.search(text) is None:
+    # a side of an event is asked of one that happened: "What should I check before
+    # deploying?" and "It crashes after the user clicks submit" are about no dated event
+    if PAST.search(text) is None:
         return None
     after = _first_in_time(_AFTER, text)
     before = _first_in_time(_BEFORE, text)

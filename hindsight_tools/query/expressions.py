@@ -24,6 +24,7 @@ from hindsight_tools.query.spans import (
     unit_span,
     upto,
 )
+from hindsight_tools.query.tense import speaks_of_the_past
 from hindsight_tools.query.time_rules import (
     MONTH_ANY,
     RULES,
@@ -190,20 +191,41 @@ def part_at(
         unit = None
     try:
         if unit is not None and (endpos is None or unit.end() == endpos):
-            inner = (unit_span(unit["unit"].lower(), now), unit.end())
+            return _of_this_unit(m, unit["unit"].lower(), unit.end(), text, now)
         if inner is None:
             return None
-        if m["unit"]:
-            span = _edge_units(inner[0], m["edge"].lower(), m["count"], m["unit"].lower())
-        elif m["nth"]:
-            span = _nth_day(inner[0], _NTH[m["nth"].lower()], m["day"].lower())
-        elif m["date"]:
-            span = _day_of_month(inner[0], int(m["date"]))
-        else:
-            span = split_part(inner[0], _part_name(m["part"]))
+        span = _part_of(m, inner[0])
     except (ValueError, OverflowError):  # "the weekend of" the last days of year 9999
         return None
     return None if span is None else (span, inner[1])
+
+
+def _part_of(m: re.Match[str], x: Span) -> Span | None:
+    """The part of ``x`` that ``PART``'s match ``m`` names; None when ``x`` has none."""
+    if m["unit"]:
+        return _edge_units(x, m["edge"].lower(), m["count"], m["unit"].lower())
+    if m["nth"]:
+        return _nth_day(x, _NTH[m["nth"].lower()], m["day"].lower())
+    if m["date"]:
+        return _day_of_month(x, int(m["date"]))
+    return split_part(x, _part_name(m["part"]))
+
+
+def _of_this_unit(
+    m: re.Match[str], unit: str, end: int, text: str, now: datetime
+) -> tuple[Span, int] | None:
+    """The part of the unit holding now, or of the one before it when the part has not
+    begun and the question speaks of the past: "What did I do at the end of the week?"
+    asked on a Monday is last week's Thursday to Sunday, as a bare name is its latest
+    occurrence that has begun; "What am I doing at the end of the week?" is this week's."""
+    this = unit_span(unit, now)
+    try:
+        span = _part_of(m, this)
+    except ValueError:  # "the 31st of the month" in June: May's when asked of the past
+        span = None
+    if (span is None or span.start > now) and speaks_of_the_past(text, m.start()):
+        span = _part_of(m, unit_span(unit, shift(this.start, unit, -1)))
+    return None if span is None else (span, end)
 
 
 # "the first Monday of May", "the last weekend of the month": the nth such day of the

@@ -45,14 +45,15 @@ Conventions
   it October 30). A possessive's time ("yesterday's party") counts only a day from one
   calendar day ("the day after yesterday's party" is today). A break within a season
   ("spring break", "winter recess", "the fall 2023 break") has edges that are not the
-  season's: nothing is counted from it ("the week before spring break"), nor opened after
-  or until it, but a year named with it after "after" is read ("after spring break in
-  2023" is 2023; not a winter break's, which ends in the next year); "since" or "before"
-  it open at the season's start, near the term's. A term the length of its season keeps
-  the season's edges ("after the fall 2022 semester" is from December 2022, "after summer
-  camp" from September). A holiday's break is counted from the holiday ("the week after
-  Christmas break"). These wordings, "early in X", "midweek" and a name "in" a year are
-  made plain first (:mod:`hindsight_tools.query.wording`).
+  season's: nothing is counted from it ("the week before spring break", "on Sunday after
+  spring break"), nor opened after or until it, but a year named with it after "after" is
+  read ("after spring break in 2023" is 2023; not a winter break's, which ends in the
+  next year); "since" or "before" it open at the season's start, near the term's. A term
+  the length of its season keeps the season's edges ("after the fall 2022 semester" is
+  from December 2022, "after summer camp" from September). A holiday's break is counted
+  from the holiday ("the week after Christmas break"). These wordings, "early in X",
+  "midweek" and a name "in" a year are made plain first
+  (:mod:`hindsight_tools.query.wording`).
 * A name in a relative unit is that name in that unit: "March of last year", "last year
   in March", "in the summer two years ago", "Christmas of the year before last", "on
   Monday of last week", "Tuesday last week", "Friday two weeks ago" (pinned to a year or a
@@ -87,11 +88,14 @@ Conventions
   counted from its start or end, weeks as seven days ("the first two weeks of March" is
   March 1-14, "the first few days of June" June 1-3), when they fit in it. "The week",
   "the month" and "the year" after a part ("the beginning of the month", "the end of the
-  week?") are the ones holding now, even when they are not over, unless the words after
-  them name the period ("the week when …", "the week-long retreat", "the year that …", or
-  a date with its year later in the clause: "the end of the week, on June 9, 2023"); "the
-  end of the year 2023" is that year's. A fortnight is two weeks ("the last fortnight", "a
-  fortnight ago").
+  week?") are the ones holding now, even when they are not over (the one before when the
+  part has not begun and its sentence speaks of the past: "What did I do at the end of
+  the week?" asked on a Monday is last week's Thursday to Sunday,
+  :mod:`hindsight_tools.query.tense`), unless the words after them name the period
+  ("the week when …", "the week-long retreat", "the year that …", or a date with its year
+  later in the clause: "the end of the week, on June 9, 2023"); "the end of the year
+  2023" is that year's. A fortnight is two weeks ("the last fortnight", "a fortnight
+  ago").
 * "2023-06" (ISO 8601's year-month), "2023/06" and "06/2023" are that month; "H1 2023",
   "2023 H2" a half year, "H1 and H2 2023" both (a half without its year is no time: "an
   H1 visa", "after H1, use H2").

@@ -136,8 +136,8 @@ def _mid_unit(m: re.Match[str]) -> str:
 _TERM = r"(?:break|semester|term|recess|camp|session|vacation|holidays?)\b"
 _A_TERM_WORD = re.compile(rf"\b{_TERM}")
 _TERM_OF_SEASON = re.compile(
-    rf"(?P<lead>\b(?:after|following|until|till|(?:day|week|weekend|month|{WEEKDAY_STEM})s?"
-    r" (?:before|prior to)) )"
+    rf"(?P<lead>\b(?:(?P<day>(?:{WEEKDAY_STEM}|weekend)s? )?(?:after|following)|until|till"
+    rf"|(?:day|week|weekend|month|{WEEKDAY_STEM})s? (?:before|prior to)) )"
     r"(?P<term>(?:(?:the|last|this|next|this past) )?(?:spring|autumn|fall|winter)"
     rf"(?:,? (?:of )?(?P<inner>{_A_YEAR}))? (?:break|recess|holidays?)\b)"
     rf"(?:,? (?:of |in )?(?P<year>{_A_YEAR}))?",
@@ -150,7 +150,14 @@ def _joined(m: re.Match[str]) -> str:
     year = m["year"] or m["inner"]
     # after "until" nothing lies in the year; winter break 2023 ends in January 2024
     kept = not m["lead"].lower().startswith(("until", "till")) and "winter" not in joined.lower()
-    return f"{m['lead']}{joined}{f' in {year}' if year and kept else ''}"
+    lead = m["lead"]
+    if m["day"] or _A_DAY_BEFORE.match(lead):
+        # "on Sunday after spring break": joined too, or "on Sunday" alone is last Sunday
+        lead = lead.strip().replace(" ", "_") + "_"
+    return f"{lead}{joined}{f' in {year}' if year and kept else ''}"
+
+
+_A_DAY_BEFORE = re.compile(rf"(?:{WEEKDAY_STEM}|weekend)s? ", FLAGS)
 
 
 # "spring break 2023", "Christmas break in 2022", "summer camp last year": the year goes
