@@ -72,6 +72,21 @@ PAIRS = [
     # a fortnight is two weeks
     ("in the last fortnight", "2024-05-29T15:30", "2024-06-12T15:30"),
     ("a fortnight ago", "2024-05-27", "2024-06-02" + E),
+    # from a placed start to a bare name: its next occurrence, when the latest has ended
+    ("What will I do from today until Christmas?", "2024-06-12", "2024-12-26" + E),
+    ("between now and March", "2024-06-12T15:30", "2025-03-31" + E),
+    ("from today until Monday", "2024-06-12", "2024-06-17" + E),
+    ("What happened from last week until Christmas?", "2024-06-03", "2024-12-26" + E),
+    ("from March 2024 until February", "2024-03-01", "2025-02-28" + E),
+    # from X's start: "the end of the year" is September to December
+    ("from now until the end of the year", "2024-06-12T15:30", "2024-12-31" + E),
+    ("from today until the end of the week", "2024-06-12", "2024-06-16" + E),
+    ("Push the release date to January 2025", "2025-01-01", "2025-01-31" + E),
+    ("between today and June 2025", "2024-06-12", "2025-06-30" + E),
+    ("from yesterday to June 20", "2024-06-11", "2024-06-20" + E),
+    # neither placed: the first before the second, as before
+    ("What happened from June until March?", "2023-06-01", "2024-03-31" + E),
+    ("What did I do from Monday until Friday?", "2024-06-03", "2024-06-07" + E),
 ]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from hindsight_tools.query.bare_days import BARE_DAY, BARE_DAY_AFTER, day_after, day_of
 from hindsight_tools.query.expressions import MAX_TRIES_PER_RULE, Found, parse_at
@@ -21,6 +21,7 @@ _RANGE = re.compile(r"\b(?P<kw>between|from) ", FLAGS)
 _RANGE_SEP = re.compile(r" (?:and|to|till|until|through|thru) | ?- ?", FLAGS)
 _ONWARDS = re.compile(r" on(?:wards?)?\b", FLAGS)
 _PRESENT = re.compile(r"(?:now|the present|present|date)\b", FLAGS)
+_NOW = re.compile(r"(?:right )?now|the present", FLAGS)  # not "the release date to May"
 _MAX_RANGE_START = 60  # characters of X to look through for "and"/"to"
 
 
@@ -50,8 +51,10 @@ def range_window(
 ) -> tuple[TimeWindow, int] | None:
     """X from ``x_at`` to ``sep``, Y after it (``y`` when already read): their hull. With
     ``same_name``, a Y of a year alone is X's period in that year ("in the spring of 2023
-    and 2024" ends with the spring of 2024). With ``ordered`` (from X to Y), a Y inside X
-    ends the window: "from the beginning of the year through today" stops today."""
+    and 2024" ends with the spring of 2024). With ``ordered`` (from X to Y), the window runs
+    from X's start to Y's end whenever X starts first: "from the beginning of the year
+    through today" stops today, "from now until the end of the year" starts now; X may be
+    "now", and a bare Y that ended before a placed X starts is its next occurrence."""
     if y is None:
         y = parse_at(text, sep.end(), now)
     if y is None:
@@ -59,6 +62,9 @@ def range_window(
         y = (Span(now, now), present.end()) if present else None
     bare = BARE_DAY_AFTER.match(text, sep.end()) if y is None else None
     x = parse_at(text, x_at, now, sep.start()) if y or bare else None
+    if x is None and y is not None and ordered:
+        present = _NOW.fullmatch(text, x_at, sep.start())
+        x = (Span(now, now), sep.start()) if present else None
     if x is None and y is not None:
         x = day_of(text, x_at, sep.start(), y[0], sep.end())
     if y is None and x is not None and bare is not None:
@@ -68,20 +74,51 @@ def range_window(
     if same_name and _YEAR_ALONE.fullmatch(text, sep.end(), y[1]):
         moved = _in_year(text[x_at : sep.start()], text[sep.end() : y[1]], now)
         y = y if moved is None else (moved, y[1])
+    if ordered and y[0].end < x[0].start:
+        y = _after(text, x_at, sep, x[0], y, now)
     (y_start, y_end), stop = y
     x_start, x_end = x[0]
-    if not HAS_YEAR.search(text, x_at, sep.start()) and (
+    x_text = text[x_at : sep.start()]
+    if not (HAS_YEAR.search(x_text) or _FROM_NOW.search(x_text)) and (
         x_start > y_end or HAS_YEAR.search(text, sep.end(), stop)
     ):
-        # "between March and May 2023": March of 2023, the one before May 2023 ends
+        # "between March and May 2023": March of 2023, the one before May 2023 ends; not
+        # "between today and June 2025", placed from now
         anchored = parse_at(text, x_at, y_end, sep.start())
         x_start, x_end = anchored[0] if anchored else (x_start, x_end)
-    if ordered and x_start <= y_start and y_end < x_end:
+    if ordered and x_start <= y_end and (y_end < x_end or y_start < x_start):
+        # from X's start to Y's end: "from the beginning of the year through today" stops
+        # today, "from now until the end of the year" starts now
         return TimeWindow(x_start, y_end), stop
     return TimeWindow(min(x_start, y_start), max(x_end, y_end)), stop
 
 
 _YEAR_ALONE = re.compile(YEAR, FLAGS)
+# words that place a period from now, so that it can't be moved: "today", "last week"
+_FROM_NOW = re.compile(
+    r"\b(?:now|present|today|tonight|yesterday|tomorrow|last|this|next|past|previous|ago)\b",
+    FLAGS,
+)
+# a bare name's next occurrences: a weekday's a week on, a month's, season's or holiday's
+# a year on
+_LATER = (timedelta(days=7), timedelta(days=366))
+
+
+def _after(
+    text: str, x_at: int, sep: re.Match[str], x: Span, y: tuple[Span, int], now: datetime
+) -> tuple[Span, int]:
+    """Y moved to its first occurrence that ends after X starts, when X is placed (by its
+    year or from now) and Y is a bare name: "from today until Christmas" asked on December
+    7 runs to this Christmas, not from last one. Y as read otherwise."""
+    x_text, y_text = text[x_at : sep.start()], text[sep.end() : y[1]]
+    placed = HAS_YEAR.search(x_text) or _FROM_NOW.search(x_text)
+    if not placed or HAS_YEAR.search(y_text) or _FROM_NOW.search(y_text):
+        return y
+    for later in _LATER:
+        moved = parse_at(text, sep.end(), now + later)
+        if moved is not None and moved[1] == y[1] and moved[0].end >= x.start:
+            return moved
+    return y
 
 
 def _in_year(x_text: str, year: str, now: datetime) -> Span | None:

@@ -100,8 +100,12 @@ Conventions
   "2023 H2" a half year, "H1 and H2 2023" both (a half without its year is no time: "an
   H1 visa", "after H1, use H2").
 * "between X and Y", "from X to Y": X's start .. Y's end, also when Y lies inside X ("from
-  the beginning of the year through today" asked on January 6 ends that day); an X without
-  a year is placed just before Y ends ("between March and May 2023"). Joined without
+  the beginning of the year through today" asked on January 6 ends that day) or starts
+  before it ("from now until the end of the year" starts now); an X without a year is
+  placed just before Y ends ("between March and May 2023"), and a bare Y that ended
+  before an X placed by its year or from now ("now", "today", "last week") is its next
+  occurrence ("from today until Christmas" asked in June ends with this Christmas, not
+  last year's). Joined without
   "between" ("June-July 2023", "spring and summer 2023", "January or February 2024", "Q1
   and Q2 2023") the same, when Y names its year, or when X and Y are names of one kind
   without a year after a time word ("in January and February", "on Monday and Tuesday",
