@@ -55,6 +55,17 @@ PARTS = [
     ("Could you tell me what I did at the end of the week?", "2024-06-06", "2024-06-09" + E),
     # only the sentence at hand: "went" is of another one
     ("I went home. The report is due at the end of the week.", "2024-06-13", "2024-06-16" + E),
+    ("Did I see Dr. Lee at the end of the week?", "2024-06-06", "2024-06-09" + E),
+    ("Remind me what I ate at the end of the week", "2024-06-06", "2024-06-09" + E),
+    # a present verb, an aim or a part aimed at ("for", "to") is of now's unit
+    ("I booked a flight for the end of the month", "2024-06-21", "2024-06-30" + E),
+    ("I moved the dentist appointment to the end of the week", "2024-06-13", "2024-06-16" + E),
+    ("We agreed to meet at the end of the week", "2024-06-13", "2024-06-16" + E),
+    ("Is the concert at the end of the month sold out?", "2024-06-21", "2024-06-30" + E),
+    ("What do I have to get done by the end of the week?", "2024-06-13", "2024-06-16" + E),
+    ("I had a busy weekend, what's on at the end of the week?", "2024-06-13", "2024-06-16" + E),
+    # a first word capitalised is no subject: "Anything" + "scheduled" is no past
+    ("Anything scheduled at the end of the month?", "2024-06-21", "2024-06-30" + E),
     ("at the end of the week before August 3, 2023", "2023-07-27", "2023-07-30" + E),
     # words after "the week" that name the period win over now's week
     ("What did I cook at the end of the week, on June 9, 2023?", "2023-06-09", "2023-06-09" + E),
@@ -252,3 +263,14 @@ def test_a_day_past_the_months_end_leaves_the_month() -> None:
         datetime(2024, 6, 30, 23, 59, 59, 999999, tzinfo=UTC),
     )
     assert window("on the 31st of last month", july) == expected
+
+
+def test_a_part_of_the_first_unit_of_the_calendar_stays_in_it() -> None:
+    # no unit before the first: the part not begun is of now's, not an error or no time
+    first_days = datetime(1, 1, 3, tzinfo=UTC)
+    found = extract_time_window("What did I do at the end of the month?", first_days)
+    assert found is not None
+    assert (found.start, found.end) == (
+        datetime(1, 1, 21, tzinfo=UTC),
+        datetime(1, 1, 31, 23, 59, 59, 999999, tzinfo=UTC),
+    )

@@ -214,18 +214,37 @@ def _part_of(m: re.Match[str], x: Span) -> Span | None:
 def _of_this_unit(
     m: re.Match[str], unit: str, end: int, text: str, now: datetime
 ) -> tuple[Span, int] | None:
-    """The part of the unit holding now, or of the one before it when the part has not
-    begun and the question speaks of the past: "What did I do at the end of the week?"
-    asked on a Monday is last week's Thursday to Sunday, as a bare name is its latest
-    occurrence that has begun; "What am I doing at the end of the week?" is this week's."""
+    """The part of the unit holding now, or of the latest before it that has the part,
+    when the part has not begun and the question speaks of the past: "What did I do at the
+    end of the week?" asked on a Monday is last week's Thursday to Sunday, as a bare name
+    is its latest occurrence that has begun; "What am I doing at the end of the week?" is
+    this week's, and so is a part aimed at ("I booked a flight for the end of the month",
+    "moved the meeting to the end of the week")."""
     this = unit_span(unit, now)
     try:
         span = _part_of(m, this)
-    except ValueError:  # "the 31st of the month" in June: May's when asked of the past
+    except ValueError:  # "the 31st of the month" in June
         span = None
-    if (span is None or span.start > now) and speaks_of_the_past(text, m.start()):
-        span = _part_of(m, unit_span(unit, shift(this.start, unit, -1)))
+    if span is not None and span.start <= now:
+        return span, end
+    if _AIMED_AT.search(text, max(0, m.start() - 8), m.start()) or not speaks_of_the_past(
+        text, m.start()
+    ):
+        return None if span is None else (span, end)
+    moment = this.start
+    for _ in range(_UNITS_BACK):  # "the 31st of the month" asked in March is January's
+        try:
+            moment = shift(moment, unit, -1)
+            earlier = _part_of(m, unit_span(unit, moment))
+        except (ValueError, OverflowError):
+            continue
+        if earlier is not None:
+            return earlier, end
     return None if span is None else (span, end)
+
+
+_AIMED_AT = re.compile(r"\b(?:for|to|until|till|into) $", FLAGS)
+_UNITS_BACK = 3
 
 
 # "the first Monday of May", "the last weekend of the month": the nth such day of the

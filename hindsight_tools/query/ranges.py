@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 from hindsight_tools.query.bare_days import BARE_DAY, BARE_DAY_AFTER, day_after, day_of
 from hindsight_tools.query.expressions import MAX_TRIES_PER_RULE, Found, parse_at
-from hindsight_tools.query.spans import FLAGS, HAS_YEAR, Span
+from hindsight_tools.query.spans import FLAGS, HAS_YEAR, Span, midnight
 from hindsight_tools.query.time_rules import YEAR
 from hindsight_tools.query.window import TimeWindow
 
@@ -51,10 +51,12 @@ def range_window(
 ) -> tuple[TimeWindow, int] | None:
     """X from ``x_at`` to ``sep``, Y after it (``y`` when already read): their hull. With
     ``same_name``, a Y of a year alone is X's period in that year ("in the spring of 2023
-    and 2024" ends with the spring of 2024). With ``ordered`` (from X to Y), the window runs
-    from X's start to Y's end whenever X starts first: "from the beginning of the year
-    through today" stops today, "from now until the end of the year" starts now; X may be
-    "now", and a bare Y that ended before a placed X starts is its next occurrence."""
+    and 2024" ends with the spring of 2024). With ``ordered`` (from X to Y), X may be "now",
+    and the window runs from X's start to Y's end whenever Y doesn't end before X starts:
+    "from the beginning of the year through today" stops today, "from now until the end of
+    the year" starts now. A bare Y that ended before an X placed by its year or from today
+    on is its next occurrence ("from today until Christmas"); an X not so placed is moved
+    before Y instead ("between March and May 2023", "from Monday until Friday")."""
     if y is None:
         y = parse_at(text, sep.end(), now)
     if y is None:
@@ -74,16 +76,20 @@ def range_window(
     if same_name and _YEAR_ALONE.fullmatch(text, sep.end(), y[1]):
         moved = _in_year(text[x_at : sep.start()], text[sep.end() : y[1]], now)
         y = y if moved is None else (moved, y[1])
-    if ordered and y[0].end < x[0].start:
-        y = _after(text, x_at, sep, x[0], y, now)
+    # placed: by its year, or from today on by its words ("now", "today", "this weekend";
+    # not "June", though under way)
+    placed = HAS_YEAR.search(text, x_at, sep.start()) or (
+        x[0].start >= midnight(now.date()) and _FROM_NOW.search(text, x_at, sep.start())
+    )
+    if ordered and placed and y[0].end < x[0].start:
+        y = _after(text, sep, x[0], y, now)
+        if y[0].end < x[0].start:
+            return None  # "from today until Feb 29" asked in June: no such end ahead
     (y_start, y_end), stop = y
     x_start, x_end = x[0]
-    x_text = text[x_at : sep.start()]
-    if not (HAS_YEAR.search(x_text) or _FROM_NOW.search(x_text)) and (
-        x_start > y_end or HAS_YEAR.search(text, sep.end(), stop)
-    ):
+    if not placed and (x_start > y_end or HAS_YEAR.search(text, sep.end(), stop)):
         # "between March and May 2023": March of 2023, the one before May 2023 ends; not
-        # "between today and June 2025", placed from now
+        # "between today and June 2025"
         anchored = parse_at(text, x_at, y_end, sep.start())
         x_start, x_end = anchored[0] if anchored else (x_start, x_end)
     if ordered and x_start <= y_end and (y_end < x_end or y_start < x_start):
@@ -94,28 +100,31 @@ def range_window(
 
 
 _YEAR_ALONE = re.compile(YEAR, FLAGS)
-# words that place a period from now, so that it can't be moved: "today", "last week"
+# words that place a period from now: an X so placed from today on moves a bare Y after
+# it; a Y so placed ("next March", "the last week of May") is never moved
 _FROM_NOW = re.compile(
     r"\b(?:now|present|today|tonight|yesterday|tomorrow|last|this|next|past|previous|ago)\b",
     FLAGS,
 )
-# a bare name's next occurrences: a weekday's a week on, a month's, season's or holiday's
-# a year on
-_LATER = (timedelta(days=7), timedelta(days=366))
+# a bare name's next occurrences, tried in turn: a weekday's a week on, a day of the
+# month's a month on, a month's, season's, holiday's or date's a year on
+_LATER = (timedelta(days=7), timedelta(days=31), timedelta(days=366))
 
 
 def _after(
-    text: str, x_at: int, sep: re.Match[str], x: Span, y: tuple[Span, int], now: datetime
+    text: str, sep: re.Match[str], x: Span, y: tuple[Span, int], now: datetime
 ) -> tuple[Span, int]:
-    """Y moved to its first occurrence that ends after X starts, when X is placed (by its
-    year or from now) and Y is a bare name: "from today until Christmas" asked on December
-    7 runs to this Christmas, not from last one. Y as read otherwise."""
-    x_text, y_text = text[x_at : sep.start()], text[sep.end() : y[1]]
-    placed = HAS_YEAR.search(x_text) or _FROM_NOW.search(x_text)
-    if not placed or HAS_YEAR.search(y_text) or _FROM_NOW.search(y_text):
+    """Y moved to its first occurrence that ends after X starts, when Y is a bare name:
+    "from today until Christmas" asked on December 7 runs to this Christmas, not from the
+    last one. Y as read otherwise."""
+    y_text = text[sep.end() : y[1]]
+    if HAS_YEAR.search(y_text) or _FROM_NOW.search(y_text):
         return y
     for later in _LATER:
-        moved = parse_at(text, sep.end(), now + later)
+        try:
+            moved = parse_at(text, sep.end(), now + later)
+        except OverflowError:  # past the calendar's end
+            return y
         if moved is not None and moved[1] == y[1] and moved[0].end >= x.start:
             return moved
     return y

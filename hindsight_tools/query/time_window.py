@@ -88,14 +88,14 @@ Conventions
   counted from its start or end, weeks as seven days ("the first two weeks of March" is
   March 1-14, "the first few days of June" June 1-3), when they fit in it. "The week",
   "the month" and "the year" after a part ("the beginning of the month", "the end of the
-  week?") are the ones holding now, even when they are not over (the one before when the
-  part has not begun and its sentence speaks of the past: "What did I do at the end of
-  the week?" asked on a Monday is last week's Thursday to Sunday,
-  :mod:`hindsight_tools.query.tense`), unless the words after them name the period
-  ("the week when …", "the week-long retreat", "the year that …", or a date with its year
-  later in the clause: "the end of the week, on June 9, 2023"); "the end of the year
-  2023" is that year's. A fortnight is two weeks ("the last fortnight", "a fortnight
-  ago").
+  week?") are the ones holding now, even when they are not over (the latest before that
+  has the part when it has not begun, is not aimed at, "for the end of the month", and
+  its sentence speaks of the past: "What did I do at the end of the week?" asked on a
+  Monday is last week's Thursday to Sunday, :mod:`hindsight_tools.query.tense`), unless
+  the words after them name the period ("the week when …", "the week-long retreat", "the
+  year that …", or a date with its year later in the clause: "the end of the week, on
+  June 9, 2023"); "the end of the year 2023" is that year's. A fortnight is two weeks
+  ("the last fortnight", "a fortnight ago").
 * "2023-06" (ISO 8601's year-month), "2023/06" and "06/2023" are that month; "H1 2023",
   "2023 H2" a half year, "H1 and H2 2023" both (a half without its year is no time: "an
   H1 visa", "after H1, use H2").
@@ -103,9 +103,9 @@ Conventions
   the beginning of the year through today" asked on January 6 ends that day) or starts
   before it ("from now until the end of the year" starts now); an X without a year is
   placed just before Y ends ("between March and May 2023"), and a bare Y that ended
-  before an X placed by its year or from now ("now", "today", "last week") is its next
-  occurrence ("from today until Christmas" asked in June ends with this Christmas, not
-  last year's). Joined without
+  before an X placed by its year or from today on ("now", "today", "this weekend") is its
+  next occurrence ("from today until Christmas" asked in June ends with this Christmas,
+  not last year's). Joined without
   "between" ("June-July 2023", "spring and summer 2023", "January or February 2024", "Q1
   and Q2 2023") the same, when Y names its year, or when X and Y are names of one kind
   without a year after a time word ("in January and February", "on Monday and Tuesday",

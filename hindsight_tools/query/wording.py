@@ -136,10 +136,11 @@ def _mid_unit(m: re.Match[str]) -> str:
 _TERM = r"(?:break|semester|term|recess|camp|session|vacation|holidays?)\b"
 _A_TERM_WORD = re.compile(rf"\b{_TERM}")
 _TERM_OF_SEASON = re.compile(
-    rf"(?P<lead>\b(?:(?P<day>(?:{WEEKDAY_STEM}|weekend)s? )?(?:after|following)|until|till"
+    rf"(?P<lead>\b(?:(?P<day>(?:{WEEKDAY_STEM}|weekend)s?,? )?(?:after|following)|until|till"
     rf"|(?:day|week|weekend|month|{WEEKDAY_STEM})s? (?:before|prior to)) )"
-    r"(?P<term>(?:(?:the|last|this|next|this past) )?(?:spring|autumn|fall|winter)"
-    rf"(?:,? (?:of )?(?P<inner>{_A_YEAR}))? (?:break|recess|holidays?)\b)"
+    r"(?P<term>(?:(?:the|last|this|next|this past|my|our|his|her|their|the kids') )?"
+    r"(?:spring|autumn|fall|winter)"
+    rf"(?:,? (?:of )?(?P<inner>{_A_YEAR}))? (?:break|recess|holidays?|vacation)\b)"
     rf"(?:,? (?:of |in )?(?P<year>{_A_YEAR}))?",
     FLAGS,
 )
@@ -153,7 +154,7 @@ def _joined(m: re.Match[str]) -> str:
     lead = m["lead"]
     if m["day"] or _A_DAY_BEFORE.match(lead):
         # "on Sunday after spring break": joined too, or "on Sunday" alone is last Sunday
-        lead = lead.strip().replace(" ", "_") + "_"
+        lead = lead.strip().replace(",", "").replace(" ", "_") + "_"
     return f"{lead}{joined}{f' in {year}' if year and kept else ''}"
 
 
