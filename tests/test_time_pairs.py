@@ -90,6 +90,8 @@ PAIRS = [
     ("between the last week of May and June 2023", "2023-05-25", "2023-06-30" + E),
     # a day of the month a month on
     ("from now until the 1st of the month", "2024-06-12T15:30", "2024-07-01" + E),
+    # counted from the first end when it lies ahead
+    ("from next week until Friday", "2024-06-17", "2024-06-21" + E),
 ]
 
 

@@ -46,7 +46,16 @@ PARTS = [
     ("What will I buy at the end of the month, as I did in May?", "2024-06-21", "2024-06-30" + E),
     ("What's due at the end of the month?", "2024-06-21", "2024-06-30" + E),
     ("I'll pay the rent on the 20th of the month", "2024-06-20", "2024-06-20" + E),
-    ("I paid the rent on the 20th of the month", "2024-05-20", "2024-05-20" + E),
+    ("Did I pay the rent on the 20th of the month?", "2024-05-20", "2024-05-20" + E),
+    # a statement is as often a plan told in the past: now's unit, as told
+    ("I paid the rent on the 20th of the month", "2024-06-20", "2024-06-20" + E),
+    ("I booked a flight to Paris at the end of the month", "2024-06-21", "2024-06-30" + E),
+    # nor the present perfect, a word of arranging, or a participle without its subject
+    ("Have I booked a table on the last Friday of the month?", "2024-06-28", "2024-06-28" + E),
+    ("Did I already RSVP to the wedding at the end of the month?", "2024-06-21", "2024-06-30" + E),
+    ("Any tickets left for the concert at the end of the month?", "2024-06-21", "2024-06-30" + E),
+    ("I had a busy weekend, anything fun at the end of the week?", "2024-06-13", "2024-06-16" + E),
+    ("Tell me what I did at the end of the week.", "2024-06-06", "2024-06-09" + E),
     ("I paid the rent on the 5th of the month", "2024-06-05", "2024-06-05" + E),
     ("What did I do on the 31st of the month?", "2024-05-31", "2024-05-31" + E),
     # a modal or an aim is no past; a request is

@@ -24,7 +24,7 @@ from hindsight_tools.query.spans import (
     unit_span,
     upto,
 )
-from hindsight_tools.query.tense import speaks_of_the_past
+from hindsight_tools.query.tense import asks_of_the_past
 from hindsight_tools.query.time_rules import (
     MONTH_ANY,
     RULES,
@@ -215,11 +215,12 @@ def _of_this_unit(
     m: re.Match[str], unit: str, end: int, text: str, now: datetime
 ) -> tuple[Span, int] | None:
     """The part of the unit holding now, or of the latest before it that has the part,
-    when the part has not begun and the question speaks of the past: "What did I do at the
-    end of the week?" asked on a Monday is last week's Thursday to Sunday, as a bare name
-    is its latest occurrence that has begun; "What am I doing at the end of the week?" is
-    this week's, and so is a part aimed at ("I booked a flight for the end of the month",
-    "moved the meeting to the end of the week")."""
+    when the part has not begun and a question asks of the past
+    (:func:`~hindsight_tools.query.tense.asks_of_the_past`): "What did I do at the end of
+    the week?" asked on a Monday is last week's Thursday to Sunday, as a bare name is its
+    latest occurrence that has begun. "What am I doing at the end of the week?", a
+    statement ("I booked a flight for the end of the month") and a part aimed at ("Did I
+    move the meeting to the end of the week?") keep this one."""
     this = unit_span(unit, now)
     try:
         span = _part_of(m, this)
@@ -227,7 +228,7 @@ def _of_this_unit(
         span = None
     if span is not None and span.start <= now:
         return span, end
-    if _AIMED_AT.search(text, max(0, m.start() - 8), m.start()) or not speaks_of_the_past(
+    if _AIMED_AT.search(text, max(0, m.start() - 8), m.start()) or not asks_of_the_past(
         text, m.start()
     ):
         return None if span is None else (span, end)

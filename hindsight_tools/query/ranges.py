@@ -120,9 +120,10 @@ def _after(
     y_text = text[sep.end() : y[1]]
     if HAS_YEAR.search(y_text) or _FROM_NOW.search(y_text):
         return y
+    base = max(now, x.start)  # "from next week until Friday": the Friday after it
     for later in _LATER:
         try:
-            moved = parse_at(text, sep.end(), now + later)
+            moved = parse_at(text, sep.end(), base + later)
         except OverflowError:  # past the calendar's end
             return y
         if moved is not None and moved[1] == y[1] and moved[0].end >= x.start:

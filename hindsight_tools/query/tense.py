@@ -1,19 +1,23 @@
 """Whether a text speaks of the past, from its words alone (no part-of-speech tagger).
 
-A past form will do: an auxiliary ("did", "was", "had", with or without "not"), a common
-irregular verb, or a verb in -ed right after its subject (a pronoun or a capitalised
-name, with one adverb between: "she moved", "Priya finally started") or a few words after
-"has"/"have" ("has his fitness improved"); an -ed word alone is as often an adjective
-("tired after running", "the updated service").
+:data:`PAST` finds a past form: an auxiliary ("did", "was", "had", with or without
+"not"), a common irregular verb, or a verb in -ed right after its subject (a pronoun or a
+capitalised name, with one adverb between: "she moved", "Priya finally started") or a few
+words after "has"/"have" ("has his fitness improved"); an -ed word alone is as often an
+adjective ("tired after running", "the updated service").
 
-:func:`speaks_of_the_past` reads one sentence (a long message speaks of many times),
-whose first word is no subject ("Anything scheduled …?"), and reads it as past only when
-none of its words speaks of what is, will or may be: a present verb ("is", "are", "do I",
-"what's", "have got": "I had a busy weekend, what's on at the end of the week?" asks of
-the week to come), a word of the future ("will", "going to", "'ll", "'d"), a modal ("can be
-done", "should", "might"; not a request, "Could you tell me what I did …?", "Can I see
-…"), or an aim, told then or now ("hoping to have it finished", "plan to", "agreed to meet",
-"supposed to").
+:func:`asks_of_the_past` is narrower, for reading which week, month or year a part not yet
+begun belongs to ("What did I do at the end of the week?" asked on a Monday): a question
+(it ends with "?" or opens with a question word or "tell me", "remind me", …), not a
+statement, whose clause holding the part has a past auxiliary or a subject with a past
+verb, and whose sentence has no word of what is, will, may be or is being arranged. A
+statement told in the past is as often a plan ("I booked a flight for the end of the
+month", "They said the pool opens at the end of the month"), and so are questions with
+a present verb ("is", "do I", "what's", "have got"), the present perfect ("Have I
+scheduled …"), the future ("will", "'ll", "'d"), a modal ("can be done", "should"; not a
+request: "Could you tell me what I did …", "Can I see …"), an aim told then or now
+("hoping to", "agreed to meet", "supposed to") or a word of arranging ("book", "reserve",
+"schedule", "sign up", "order", "invite", "RSVP", "tickets", "remind").
 """
 
 from __future__ import annotations
@@ -22,42 +26,72 @@ import re
 
 from hindsight_tools.query.spans import FLAGS
 
-__all__ = ["PAST", "speaks_of_the_past"]
+__all__ = ["PAST", "asks_of_the_past"]
 
+_IRREGULAR = (
+    r"went|left|got|made|came|took|gave|saw|met|felt|began|became|found|quit|ran|won|lost"
+    r"|bought|sold|told|said|thought|brought|wrote|spent|kept|heard|held|paid|sent|built"
+    r"|broke|fell|chose|done|gone|been|ate|drank|slept|drove|flew|wore|forgot|caught|taught"
+    r"|stood|woke|rode|swam"
+)
+_SUBJECT = r"(?:i|he|she|they|we|you|it|(?-i:[A-Z][a-z]+))(?:\s+(?:\w+ly|just|already|finally))?"
+_ED = r"(?!(?:need|feed|seed|speed|breed|bleed)\b)\w{2,}ed\b"
 PAST = re.compile(
-    r"\b(?:(?:did|was|were|had)(?:n[o'’]?t)?|went|left|got|made|came|took|gave|saw|met|felt"
-    r"|began|became|found|quit|ran|won|lost|bought|sold|told|said|thought|brought|wrote"
-    r"|spent|kept|heard|held|paid|sent|built|broke|fell|chose|done|gone|been|ate|drank"
-    r"|slept|drove|flew|wore|forgot|caught|taught|sat|stood|woke|rode|swam)\b"
-    r"|\b(?:(?:i|he|she|they|we|you|it|(?-i:[A-Z][a-z]+))(?:\s+(?:\w+ly|just|already|finally))?"
-    r"|(?:has|have)(?:\s+[\w'’]+){0,3}?)\s+(?!(?:need|feed|seed|speed|breed|bleed)\b)\w{2,}ed\b",
+    rf"\b(?:(?:did|was|were|had)(?:n[o'’]?t)?|{_IRREGULAR})\b"
+    rf"|\b(?:{_SUBJECT}|(?:has|have)(?:\s+[\w'’]+){{0,3}}?)\s+{_ED}",
     FLAGS,
+)
+# a past auxiliary, or a subject with a past verb: "Any tickets left …?" is no past
+_ASKED_PAST = re.compile(
+    rf"\b(?:did|was|were|had)(?:n[o'’]?t)?\b|\b{_SUBJECT}\s+(?:(?:{_IRREGULAR})\b|{_ED})",
+    FLAGS,
+)
+_A_QUESTION = re.compile(
+    r"\s*(?:what|when|where|who|whom|whose|which|why|how|did|was|were|had|tell me|remind me"
+    r"|show me|list|recall|summari[sz]e|describe|give me)\b|.*\?\s*$",
+    FLAGS | re.DOTALL,
 )
 _NOT_PAST = re.compile(
     r"\b(?:is|are|am|isn['’]t|aren['’]t"
-    r"|(?:do|does|don['’]t|doesn['’]t)\s+(?:i|you|we|they|he|she|it|(?-i:[A-Z][a-z]+))"
+    r"|(?:do|does|don['’]t|doesn['’]t|have|has|haven['’]t|hasn['’]t)\s+"
+    r"(?:i|you|we|they|he|she|it|any(?:one|body)|some(?:one|body)|(?-i:[A-Z][a-z]+))"
     r"|(?:what|that|it|there|here|who|where|how|he|she)['’]s"
     r"|(?:have|has)(?:\s+\w+)?\s+got|has to|have to|supposed to"
     r"|(?-i:will)|Will(?= (?:I|you|we|they|he|she|it)\b)|won['’]t|going to|gonna|shall"
     r"|should|must|might|cannot|(?:can|could|would)(?:n['’]t)?(?! (?:you|I|we)\b)"
-    r"|(?:hop|plan|want|aim|need|intend|expect|agree|promis|decid|arrang|offer|schedul)"
-    r"(?:s|e|es|ed|d|ing|ned|ning)? to)\b"
+    r"|(?:hop|plan|want|aim|need|intend|expect|agree|promis|decid|arrang|offer)"
+    r"(?:s|e|es|ed|d|ing|ned|ning)? to"
+    r"|book\w*|reserv\w*|schedul\w*|regist\w*|sign(?:s|ed)? up|order\w*|request\w*"
+    r"|invit\w*|rsvp\w*|tickets?|remind(?!\s+me\b)\w*)\b"
     r"|['’](?:ll|d|m|re)\b",
     FLAGS,
 )
-# a clause ends at a sentence's end, a semicolon or a colon ("Caroline: I went …"); not
-# at the dot of "Dr. Lee", "e.g." or "a.m."
+# a sentence ends at "?", "!", ";", ":", a line's end or a dot before a space, not the dot
+# of "Dr. Lee", "e.g." or "a.m."; a clause also at a comma before a space
 _SENTENCE_END = re.compile(
     r"[?!;:\n]|(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bSt)(?<!\bvs)(?<!\bMrs)(?<!\bg)(?<!\be)"
     r"(?<!\bm)\.(?=\s|$)"
 )
+_CLAUSE_END = re.compile(r",(?=\s)")
 
 
-def speaks_of_the_past(text: str, pos: int = 0) -> bool:
-    """Whether the sentence of ``text`` holding ``pos`` has a past form and no word of
-    what is, will or may be."""
-    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, pos)), default=0)
+def asks_of_the_past(text: str, pos: int = 0) -> bool:
+    """Whether the sentence of ``text`` holding ``pos`` asks about the past, as above."""
+    sentence, at = _around(_SENTENCE_END, text, pos)
     end = _SENTENCE_END.search(text, pos)
-    sentence = text[start : end.start() if end else len(text)].lstrip()
-    sentence = sentence[:1].lower() + sentence[1:]  # a first word capitalised is no name
-    return PAST.search(sentence) is not None and _NOT_PAST.search(sentence) is None
+    if end is not None and text[end.start()] == "?":
+        sentence += "?"
+    if _A_QUESTION.match(sentence) is None or _NOT_PAST.search(sentence) is not None:
+        return False
+    clause, _ = _around(_CLAUSE_END, sentence, at)
+    clause = clause.lstrip()
+    clause = clause[:1].lower() + clause[1:]  # a first word capitalised is no name
+    return _ASKED_PAST.search(clause) is not None
+
+
+def _around(ends: re.Pattern[str], text: str, pos: int) -> tuple[str, int]:
+    """The stretch of ``text`` between two ``ends`` that holds ``pos``, and where ``pos``
+    lies in it."""
+    start = max((m.end() for m in ends.finditer(text, 0, pos)), default=0)
+    end = ends.search(text, pos)
+    return text[start : end.start() if end else len(text)], pos - start

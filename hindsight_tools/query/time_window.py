@@ -89,9 +89,9 @@ Conventions
   March 1-14, "the first few days of June" June 1-3), when they fit in it. "The week",
   "the month" and "the year" after a part ("the beginning of the month", "the end of the
   week?") are the ones holding now, even when they are not over (the latest before that
-  has the part when it has not begun, is not aimed at, "for the end of the month", and
-  its sentence speaks of the past: "What did I do at the end of the week?" asked on a
-  Monday is last week's Thursday to Sunday, :mod:`hindsight_tools.query.tense`), unless
+  has the part when it has not begun, is not aimed at, "for the end of the month", and a
+  question asks of the past: "What did I do at the end of the week?" asked on a Monday
+  is last week's Thursday to Sunday, :mod:`hindsight_tools.query.tense`), unless
   the words after them name the period ("the week when …", "the week-long retreat", "the
   year that …", or a date with its year later in the clause: "the end of the week, on
   June 9, 2023"); "the end of the year 2023" is that year's. A fortnight is two weeks

@@ -136,7 +136,9 @@ def _mid_unit(m: re.Match[str]) -> str:
 _TERM = r"(?:break|semester|term|recess|camp|session|vacation|holidays?)\b"
 _A_TERM_WORD = re.compile(rf"\b{_TERM}")
 _TERM_OF_SEASON = re.compile(
-    rf"(?P<lead>\b(?:(?P<day>(?:{WEEKDAY_STEM}|weekend)s?,? )?(?:after|following)|until|till"
+    # a weekday joined too, unless "last", "this", … place it: "last Sunday, after …"
+    r"(?P<lead>\b(?:(?P<day>(?<!last )(?<!this )(?<!next )(?<!past )"
+    rf"(?:{WEEKDAY_STEM}|weekend)s?,? )?(?:after|following)|until|till"
     rf"|(?:day|week|weekend|month|{WEEKDAY_STEM})s? (?:before|prior to)) )"
     r"(?P<term>(?:(?:the|last|this|next|this past|my|our|his|her|their|the kids') )?"
     r"(?:spring|autumn|fall|winter)"
