@@ -44,6 +44,8 @@ from hindsight_tools.recall.anchored import ANCHOR_CANDIDATES, anchored_window, 
         ("Where did we go after the concert?", "after"),
         ("What came before the breakup?", "before"),
         ("What has changed since I started the new job?", "after"),
+        # "sat", lowercase ("Sat" is a Saturday)
+        ("Who sat next to me after the keynote?", "after"),
     ],
 )
 def test_a_question_placed_by_an_event(question: str, relation: str) -> None:
@@ -82,6 +84,8 @@ def test_a_question_placed_by_an_event(question: str, relation: str) -> None:
         "What does John want to do after his basketball career?",
         "Is it normal to feel tired after running?",
         "What should I check before deploying the updated service?",
+        "What should I study before the SAT?",
+        "What do I need to finish before Sat?",
         # a place or an order, not a time
         "What comes after the header in the template I wrote?",
         "Who looked after the kids when I was away?",

@@ -116,6 +116,7 @@ OFFSETS = [
     ("the week after the holidays", "2024-01-08", "2024-01-14" + E),
     # a weekday placed by "last" is read before a break
     ("What did I do last Sunday, after spring break?", "2024-06-09", "2024-06-09" + E),
+    ("What did I do last Sunday before spring break?", "2024-06-09", "2024-06-09" + E),
     # counted from now
     ("the week after next", "2024-06-24", "2024-06-30" + E),
     ("the month after next", "2024-08-01", "2024-08-31" + E),

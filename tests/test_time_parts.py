@@ -56,6 +56,16 @@ PARTS = [
     ("Any tickets left for the concert at the end of the month?", "2024-06-21", "2024-06-30" + E),
     ("I had a busy weekend, anything fun at the end of the week?", "2024-06-13", "2024-06-16" + E),
     ("Tell me what I did at the end of the week.", "2024-06-06", "2024-06-09" + E),
+    # questions whose subject is a question word, a part set off by a comma, a request
+    ("What happened at the end of the week?", "2024-06-06", "2024-06-09" + E),
+    ("At the end of the week, what did I do?", "2024-06-06", "2024-06-09" + E),
+    ("Do you remember what I ate at the end of the week?", "2024-06-06", "2024-06-09" + E),
+    ("Where'd I go at the end of the week?", "2024-06-06", "2024-06-09" + E),
+    ("What book did I read at the end of the week?", "2024-06-06", "2024-06-09" + E),
+    ("Please tell me what I did at the end of the week", "2024-06-06", "2024-06-09" + E),
+    # a plan told in the present, an event ahead the part belongs to
+    ("Did they say the pool opens at the end of the month?", "2024-06-21", "2024-06-30" + E),
+    ("Did I buy a dress for the wedding at the end of the month?", "2024-06-21", "2024-06-30" + E),
     ("I paid the rent on the 5th of the month", "2024-06-05", "2024-06-05" + E),
     ("What did I do on the 31st of the month?", "2024-05-31", "2024-05-31" + E),
     # a modal or an aim is no past; a request is

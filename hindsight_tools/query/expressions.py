@@ -220,7 +220,8 @@ def _of_this_unit(
     the week?" asked on a Monday is last week's Thursday to Sunday, as a bare name is its
     latest occurrence that has begun. "What am I doing at the end of the week?", a
     statement ("I booked a flight for the end of the month") and a part aimed at ("Did I
-    move the meeting to the end of the week?") keep this one."""
+    move the meeting to the end of the week?", "Did I buy a dress for the wedding at the
+    end of the month?") keep this one."""
     this = unit_span(unit, now)
     try:
         span = _part_of(m, this)
@@ -228,7 +229,7 @@ def _of_this_unit(
         span = None
     if span is not None and span.start <= now:
         return span, end
-    if _AIMED_AT.search(text, max(0, m.start() - 8), m.start()) or not asks_of_the_past(
+    if _AIMED_AT.search(text, max(0, m.start() - 40), m.start()) or not asks_of_the_past(
         text, m.start()
     ):
         return None if span is None else (span, end)
@@ -244,7 +245,12 @@ def _of_this_unit(
     return None if span is None else (span, end)
 
 
-_AIMED_AT = re.compile(r"\b(?:for|to|until|till|into) $", FLAGS)
+# "for the end of the month", "for the wedding at the end of the month": an event ahead
+_AIMED_AT = re.compile(
+    r"\b(?:for|to|until|till|into|about)"
+    r" (?:(?:the|my|our|his|her|their|a|an) [\w'’-]+ )?$",
+    FLAGS,
+)
 _UNITS_BACK = 3
 
 

@@ -137,7 +137,7 @@ _TERM = r"(?:break|semester|term|recess|camp|session|vacation|holidays?)\b"
 _A_TERM_WORD = re.compile(rf"\b{_TERM}")
 _TERM_OF_SEASON = re.compile(
     # a weekday joined too, unless "last", "this", … place it: "last Sunday, after …"
-    r"(?P<lead>\b(?:(?P<day>(?<!last )(?<!this )(?<!next )(?<!past )"
+    r"(?P<lead>\b(?:(?P<day>(?<!last )(?<!this )(?<!next )(?<!past )(?<!previous )"
     rf"(?:{WEEKDAY_STEM}|weekend)s?,? )?(?:after|following)|until|till"
     rf"|(?:day|week|weekend|month|{WEEKDAY_STEM})s? (?:before|prior to)) )"
     r"(?P<term>(?:(?:the|last|this|next|this past|my|our|his|her|their|the kids') )?"
@@ -154,13 +154,15 @@ def _joined(m: re.Match[str]) -> str:
     # after "until" nothing lies in the year; winter break 2023 ends in January 2024
     kept = not m["lead"].lower().startswith(("until", "till")) and "winter" not in joined.lower()
     lead = m["lead"]
-    if m["day"] or _A_DAY_BEFORE.match(lead):
+    placed = _PLACED.search(m.string, 0, m.start()) is not None  # "last Sunday before …"
+    if m["day"] or (_A_DAY_BEFORE.match(lead) and not placed):
         # "on Sunday after spring break": joined too, or "on Sunday" alone is last Sunday
         lead = lead.strip().replace(",", "").replace(" ", "_") + "_"
     return f"{lead}{joined}{f' in {year}' if year and kept else ''}"
 
 
 _A_DAY_BEFORE = re.compile(rf"(?:{WEEKDAY_STEM}|weekend)s? ", FLAGS)
+_PLACED = re.compile(r"\b(?:last|this|next|past|previous) $", FLAGS)
 
 
 # "spring break 2023", "Christmas break in 2022", "summer camp last year": the year goes
