@@ -92,6 +92,9 @@ PAIRS = [
     ("from now until the 1st of the month", "2024-06-12T15:30", "2024-07-01" + E),
     # counted from the first end when it lies ahead
     ("from next week until Friday", "2024-06-17", "2024-06-21" + E),
+    # a first end holding now moves a bare second end too; "last week" doesn't
+    ("from this month until August", "2024-06-01", "2024-08-31" + E),
+    ("from this week until Friday", "2024-06-10", "2024-06-14" + E),
 ]
 
 

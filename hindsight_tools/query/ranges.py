@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 from hindsight_tools.query.bare_days import BARE_DAY, BARE_DAY_AFTER, day_after, day_of
 from hindsight_tools.query.expressions import MAX_TRIES_PER_RULE, Found, parse_at
-from hindsight_tools.query.spans import FLAGS, HAS_YEAR, Span, midnight
+from hindsight_tools.query.spans import FLAGS, HAS_YEAR, Span
 from hindsight_tools.query.time_rules import YEAR
 from hindsight_tools.query.window import TimeWindow
 
@@ -54,9 +54,10 @@ def range_window(
     and 2024" ends with the spring of 2024). With ``ordered`` (from X to Y), X may be "now",
     and the window runs from X's start to Y's end whenever Y doesn't end before X starts:
     "from the beginning of the year through today" stops today, "from now until the end of
-    the year" starts now. A bare Y that ended before an X placed by its year or from today
-    on is its next occurrence ("from today until Christmas"); an X not so placed is moved
-    before Y instead ("between March and May 2023", "from Monday until Friday")."""
+    the year" starts now. A bare Y that ended before an X placed by its year or, by its
+    words, holding now or ahead is its next occurrence ("from today until Christmas"); an
+    X not so placed is moved before Y instead ("between March and May 2023", "from Monday
+    until Friday")."""
     if y is None:
         y = parse_at(text, sep.end(), now)
     if y is None:
@@ -76,10 +77,10 @@ def range_window(
     if same_name and _YEAR_ALONE.fullmatch(text, sep.end(), y[1]):
         moved = _in_year(text[x_at : sep.start()], text[sep.end() : y[1]], now)
         y = y if moved is None else (moved, y[1])
-    # placed: by its year, or from today on by its words ("now", "today", "this weekend";
-    # not "June", though under way)
+    # placed: by its year, or by its words as holding now or lying ahead ("now", "today",
+    # "this month", "next week"; not "June", though under way, nor "last week")
     placed = HAS_YEAR.search(text, x_at, sep.start()) or (
-        x[0].start >= midnight(now.date()) and _FROM_NOW.search(text, x_at, sep.start())
+        x[0].end >= now and _FROM_NOW.search(text, x_at, sep.start())
     )
     if ordered and placed and y[0].end < x[0].start:
         y = _after(text, sep, x[0], y, now)

@@ -103,9 +103,9 @@ Conventions
   the beginning of the year through today" asked on January 6 ends that day) or starts
   before it ("from now until the end of the year" starts now); an X without a year is
   placed just before Y ends ("between March and May 2023"), and a bare Y that ended
-  before an X placed by its year or from today on ("now", "today", "this weekend") is its
-  next occurrence ("from today until Christmas" asked in June ends with this Christmas,
-  not last year's). Joined without
+  before an X placed by its year or holding now or ahead ("now", "today", "this month")
+  is its next occurrence ("from today until Christmas" asked in June ends with this
+  Christmas, not last year's). Joined without
   "between" ("June-July 2023", "spring and summer 2023", "January or February 2024", "Q1
   and Q2 2023") the same, when Y names its year, or when X and Y are names of one kind
   without a year after a time word ("in January and February", "on Monday and Tuesday",
