@@ -255,14 +255,16 @@ def _time_section(
     engine: MemoryEngine, banks: Sequence[BankData], budget: Budget
 ) -> tuple[Report, list[str]]:
     """The time-scoped questions of ``banks`` asked of their retained banks, and their table."""
-    asked = [q for b in banks for q in time_questions(b, _last_question_time(b))]
+    asked = [q for b in banks for q in time_questions(b, last_question_time(b))]
     report = run_eval(engine, _questions_dataset(banks, asked), budget=budget, fresh=False, ks=KS)
     sizes = {b.bank: len(b.items) for b in banks}
     lines = _window_lines(window_table(asked, report, sizes))
     return report, [*lines, "", _latency(report), ""]
 
 
-def _last_question_time(bank: BankData) -> datetime:
+def last_question_time(bank: BankData) -> datetime:
+    """When the time-scoped questions are asked of ``bank``: its last question's time, else
+    the day after its last dated memory."""
     times = [q.query_time for q in bank.questions if q.query_time]
     if times:
         moment = datetime.fromisoformat(max(times))
