@@ -40,6 +40,10 @@ def _moment(value: object) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
 def texts(bank: BankData) -> Iterator[tuple[str, str, datetime]]:
     """(kind, text, moment read at) of every dated text of ``bank``."""
     for item in bank.items:
@@ -61,17 +65,17 @@ def window_rows(folders: Sequence[Path]) -> list[Row]:
         for bank in load_dataset(folder).banks:
             for kind, text, moment in texts(bank):
                 found = extract_time_window(text, moment)
-                window = None
-                if found is not None:
-                    start, end = found.start, found.end
-                    window = [
-                        None if start is None else start.isoformat(),
-                        None if end is None else end.isoformat(),
-                        found.vague,
-                    ]
+                window = (
+                    None if found is None else [_iso(found.start), _iso(found.end), found.vague]
+                )
                 rows.append(
-                    {"bank": bank.bank, "kind": kind, "text": text, "at": moment.isoformat()}
-                    | {"window": window}
+                    {
+                        "bank": bank.bank,
+                        "kind": kind,
+                        "text": text,
+                        "at": moment.isoformat(),
+                        "window": window,
+                    }
                 )
     return rows
 

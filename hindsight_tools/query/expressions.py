@@ -14,6 +14,7 @@ from hindsight_tools.query.holidays import HOLIDAY_NAME
 from hindsight_tools.query.offsets import OFFSET, counted, ends_a_count_range
 from hindsight_tools.query.spans import (
     FLAGS,
+    SENTENCE_END,
     TICK,
     Span,
     day_span,
@@ -150,7 +151,6 @@ _DATED = re.compile(
     r"|\b[12]\d{3}-[01]\d\b|\b\d{1,4}[/.-]\d{1,2}[/.-]\d{2,4}\b",
     FLAGS,
 )
-_CLAUSE_END = re.compile(r"[?!;]|\.(?!\s*\d)(?=\s|$)")  # not the dot of "Jun. 9"
 # "the end of the year 2023": that year
 _THE_YEAR = re.compile(r"the year (?=\d{4}\b|'\d\d\b)", FLAGS)
 # The first name found in the words wins: "the first week of" before "the week of".
@@ -227,22 +227,27 @@ def _of_this_unit(
         span = _part_of(m, this)
     except ValueError:  # "the 31st of the month" in June
         span = None
-    if span is not None and span.start <= now:
-        return span, end
-    if _AIMED_AT.search(text, max(0, m.start() - 40), m.start()) or not asks_of_the_past(
-        text, m.start()
+    if (
+        (span is None or span.start > now)
+        and _AIMED_AT.search(text, max(0, m.start() - 40), m.start()) is None
+        and asks_of_the_past(text, m.start())
     ):
-        return None if span is None else (span, end)
-    moment = this.start
-    for _ in range(_UNITS_BACK):  # "the 31st of the month" asked in March is January's
+        span = _latest_before(m, unit, this.start) or span
+    return None if span is None else (span, end)
+
+
+def _latest_before(m: re.Match[str], unit: str, moment: datetime) -> Span | None:
+    """The part ``m`` names of the latest of the few units before ``moment``'s that has
+    it: "the 31st of the month" asked in March is January's."""
+    for _ in range(_UNITS_BACK):
         try:
             moment = shift(moment, unit, -1)
             earlier = _part_of(m, unit_span(unit, moment))
-        except (ValueError, OverflowError):
+        except (ValueError, OverflowError):  # no unit before the calendar's first
             continue
         if earlier is not None:
-            return earlier, end
-    return None if span is None else (span, end)
+            return earlier
+    return None
 
 
 # "for the end of the month", "for the wedding at the end of the month": an event ahead
@@ -285,7 +290,7 @@ def _day_of_month(x: Span, day: int) -> Span | None:
 
 def _clause_after(text: str, pos: int, endpos: int | None) -> str:
     """The rest of the clause after ``pos``, to the sentence's end or ``endpos``."""
-    end = _CLAUSE_END.search(text, pos, len(text) if endpos is None else endpos)
+    end = SENTENCE_END.search(text, pos, len(text) if endpos is None else endpos)
     return text[pos : end.start() if end else endpos]
 
 

@@ -101,8 +101,8 @@ def range_window(
 
 
 _YEAR_ALONE = re.compile(YEAR, FLAGS)
-# words that place a period from now: an X so placed from today on moves a bare Y after
-# it; a Y so placed ("next March", "the last week of May") is never moved
+# words that place a period from now: an X so placed that holds now or lies ahead moves a
+# bare Y after it; a Y so placed ("next March", "the last week of May") is never moved
 _FROM_NOW = re.compile(
     r"\b(?:now|present|today|tonight|yesterday|tomorrow|last|this|next|past|previous|ago)\b",
     FLAGS,

@@ -16,6 +16,12 @@ from typing import NamedTuple
 TICK = timedelta(microseconds=1)
 FLAGS = re.IGNORECASE | re.ASCII  # ASCII: a Unicode digit must not become a day number
 HAS_YEAR = re.compile(r"\d{4}")  # words that name their year ("April 10, 2023")
+# Where a sentence ends: "?", "!", ";", a line's end, or a dot before a space that is not
+# a date's ("Jun. 9") nor an abbreviation's ("Dr. Lee", "e.g.", "a.m.").
+SENTENCE_END = re.compile(
+    r"[?!;\n]|(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bSt)(?<!\bvs)(?<!\bMrs)(?<!\bg)(?<!\be)(?<!\bm)"
+    r"\.(?!\s*\d)(?=\s|$)"
+)
 
 
 class Span(NamedTuple):

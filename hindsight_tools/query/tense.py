@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from hindsight_tools.query.spans import FLAGS
+from hindsight_tools.query.spans import FLAGS, SENTENCE_END
 
 __all__ = ["PAST", "asks_of_the_past"]
 
@@ -81,13 +81,7 @@ _NOT_PAST = re.compile(
     r"|['’](?:ll|m|re)\b",
     FLAGS,
 )
-# a sentence ends at "?", "!", ";", ":", a line's end or a dot before a space, not the dot
-# of "Dr. Lee", "e.g." or "a.m."; a clause also at a comma before a space
-_SENTENCE_END = re.compile(
-    r"[?!;:\n]|(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bSt)(?<!\bvs)(?<!\bMrs)(?<!\bg)(?<!\be)"
-    r"(?<!\bm)\.(?=\s|$)"
-)
-_CLAUSE_END = re.compile(r",(?=\s)")
+_CLAUSE_END = re.compile(r",(?=\s)")  # within a sentence (spans.SENTENCE_END)
 _WORDS = re.compile(r"[\w'’-]+")
 _TIME = (
     "at in on during around over by the of early late mid end middle beginning start"
@@ -99,13 +93,12 @@ _TIME_WORDS = frozenset(_TIME.split())
 
 def asks_of_the_past(text: str, pos: int = 0) -> bool:
     """Whether the sentence of ``text`` holding ``pos`` asks about the past, as above."""
-    sentence, at = _around(_SENTENCE_END, text, pos)
-    end = _SENTENCE_END.search(text, pos)
-    if end is not None and text[end.start()] == "?":
+    sentence, at, end = _around(SENTENCE_END, text, pos)
+    if end == "?":
         sentence += "?"
     if _A_QUESTION.match(sentence) is None or _NOT_PAST.search(sentence) is not None:
         return False
-    clause, _ = _around(_CLAUSE_END, sentence, at)
+    clause, _, _ = _around(_CLAUSE_END, sentence, at)
     if all(w.lower() in _TIME_WORDS or w[:1].isdigit() for w in _WORDS.findall(clause)):
         clause = sentence  # "At the end of the week, what did I do?"
     clause = clause.lstrip()
@@ -113,9 +106,10 @@ def asks_of_the_past(text: str, pos: int = 0) -> bool:
     return _ASKED_PAST.search(clause) is not None
 
 
-def _around(ends: re.Pattern[str], text: str, pos: int) -> tuple[str, int]:
-    """The stretch of ``text`` between two ``ends`` that holds ``pos``, and where ``pos``
-    lies in it."""
+def _around(ends: re.Pattern[str], text: str, pos: int) -> tuple[str, int, str]:
+    """The stretch of ``text`` between two ``ends`` that holds ``pos``, where ``pos`` lies
+    in it, and the end after it ("" at the text's end)."""
     start = max((m.end() for m in ends.finditer(text, 0, pos)), default=0)
     end = ends.search(text, pos)
-    return text[start : end.start() if end else len(text)], pos - start
+    stop = end.start() if end else len(text)
+    return text[start:stop], pos - start, text[stop : stop + 1]

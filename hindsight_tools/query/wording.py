@@ -136,10 +136,8 @@ def _mid_unit(m: re.Match[str]) -> str:
 _TERM = r"(?:break|semester|term|recess|camp|session|vacation|holidays?)\b"
 _A_TERM_WORD = re.compile(rf"\b{_TERM}")
 _TERM_OF_SEASON = re.compile(
-    # a weekday joined too, unless "last", "this", … place it: "last Sunday, after …"
-    r"(?P<lead>\b(?:(?P<day>(?<!last )(?<!this )(?<!next )(?<!past )(?<!previous )"
-    rf"(?:{WEEKDAY_STEM}|weekend)s?,? )?(?:after|following)|until|till"
-    rf"|(?:day|week|weekend|month|{WEEKDAY_STEM})s? (?:before|prior to)) )"
+    rf"(?P<lead>\b(?:(?P<day>(?:{WEEKDAY_STEM}|weekend)s?,? )?(?:after|following)|until|till"
+    rf"|(?P<unit>(?:day|week|weekend|month|{WEEKDAY_STEM})s?) (?:before|prior to)) )"
     r"(?P<term>(?:(?:the|last|this|next|this past|my|our|his|her|their|the kids') )?"
     r"(?:spring|autumn|fall|winter)"
     rf"(?:,? (?:of )?(?P<inner>{_A_YEAR}))? (?:break|recess|holidays?|vacation)\b)"
@@ -154,14 +152,15 @@ def _joined(m: re.Match[str]) -> str:
     # after "until" nothing lies in the year; winter break 2023 ends in January 2024
     kept = not m["lead"].lower().startswith(("until", "till")) and "winter" not in joined.lower()
     lead = m["lead"]
-    placed = _PLACED.search(m.string, 0, m.start()) is not None  # "last Sunday before …"
-    if m["day"] or (_A_DAY_BEFORE.match(lead) and not placed):
-        # "on Sunday after spring break": joined too, or "on Sunday" alone is last Sunday
+    day = m["day"] or (m["unit"] and _A_DAY.fullmatch(m["unit"]))
+    if day and _PLACED.search(m.string, 0, m.start()) is None:
+        # "on Sunday after spring break": joined too, or "on Sunday" alone is last Sunday;
+        # not "last Sunday, after spring break", a Sunday the words place
         lead = lead.strip().replace(",", "").replace(" ", "_") + "_"
     return f"{lead}{joined}{f' in {year}' if year and kept else ''}"
 
 
-_A_DAY_BEFORE = re.compile(rf"(?:{WEEKDAY_STEM}|weekend)s? ", FLAGS)
+_A_DAY = re.compile(rf"(?:{WEEKDAY_STEM}|weekend)s?", FLAGS)
 _PLACED = re.compile(r"\b(?:last|this|next|past|previous) $", FLAGS)
 
 
